@@ -1,0 +1,122 @@
+"""Benchmarks: run ``python benchmarks/run.py`` and copy the table into docs/benchmarks.md.
+
+Each case runs in a fresh Python process so its peak memory (ru_maxrss) is its own. Times are
+the best of ``--repeat`` runs of the timed step; imports and catalog loading are not timed.
+
+Targets (issue "Fabric model and design planner"): design and full graph for 32,768 GPUs in
+under 5 s and 2 GiB on a 2-core, 24 GiB machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+CASES: dict[str, str] = {
+    "design+graph 32,768 GPUs (rail, 3 tiers)": """
+        spec = DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400, switch_ports=64,
+                          switch_speed_gbps=400, layout="rail")
+        def step():
+            r = design_fabric(spec, cat)
+            g = fabric_graph(r.fabric)
+            return {"links": len(r.fabric.links), "nodes": g.number_of_nodes()}
+    """,
+    "design+graph 1,024 GPUs (S7, tor)": """
+        spec = DesignSpec(gpus=1024, gpus_per_server=8, nic_speed_gbps=200, switch_ports=64,
+                          switch_speed_gbps=400, layout="tor")
+        def step():
+            r = design_fabric(spec, cat)
+            g = fabric_graph(r.fabric)
+            return {"links": len(r.fabric.links), "nodes": g.number_of_nodes()}
+    """,
+    "design checks 32,768 GPUs": """
+        fabric = design_fabric(DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400,
+                               switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric
+        def step():
+            return {"findings": len(run_checks(CheckContext(fabric, cat)))}
+    """,
+    "write+read JSON fabric file 32,768 GPUs": """
+        fabric = design_fabric(DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400,
+                               switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric
+        path = Path(tmp) / "f.json"
+        def step():
+            write_fabric(fabric, path)
+            read_document(path)
+            return {"MB": round(path.stat().st_size / 1e6, 1)}
+    """,
+    "write+read YAML fabric file 1,024 GPUs": """
+        fabric = design_fabric(DesignSpec(gpus=1024, gpus_per_server=8, nic_speed_gbps=400,
+                               switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric
+        path = Path(tmp) / "f.yaml"
+        def step():
+            write_fabric(fabric, path)
+            read_document(path)
+            return {"MB": round(path.stat().st_size / 1e6, 2)}
+    """,
+}
+
+PRELUDE = """
+import json, resource, sys, time
+from pathlib import Path
+from aifabric.catalog import load_catalog
+from aifabric.checks import CheckContext, run_checks
+from aifabric.design import design_fabric
+from aifabric.model import DesignSpec, read_document, write_fabric
+from aifabric.topology.graph import fabric_graph
+cat = load_catalog()
+tmp = sys.argv[1]
+repeat = int(sys.argv[2])
+"""
+
+EPILOGUE = """
+best = None
+info = {}
+for _ in range(repeat):
+    t0 = time.perf_counter()
+    info = step()
+    dt = time.perf_counter() - t0
+    best = dt if best is None else min(best, dt)
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": best, "peak_rss_MiB": rss, "info": info}))
+"""
+
+
+def run_case(body: str, repeat: int) -> dict[str, object]:
+    code = PRELUDE + textwrap.dedent(body) + EPILOGUE
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, tmp, str(repeat)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("-k", default="", help="only cases whose name contains this")
+    args = parser.parse_args()
+    cpu = platform.processor() or platform.machine()
+    print(f"# machine: {platform.node()} {cpu}, Python {platform.python_version()}")
+    print("| case | best time (s) | peak RSS (MiB) | detail |")
+    print("|---|---:|---:|---|")
+    for name, body in CASES.items():
+        if args.k and args.k not in name:
+            continue
+        r = run_case(body, args.repeat)
+        print(
+            f"| {name} | {r['seconds']:.2f} | {r['peak_rss_MiB']:.0f} | {json.dumps(r['info'])} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m aifabric`` runs the CLI."""
+
+from aifabric.cli.app import main
+
+main()
