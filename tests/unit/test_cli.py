@@ -90,6 +90,8 @@ def test_pcie_gen4_warning_via_cli(cli: Any) -> None:
         (["--switch-model", "NoSuchSwitch"], "known:"),
         (["--oversubscription", "fast"], "--oversubscription"),
         (["--layout", "ring"], "--layout"),
+        (["--mtu", "100"], "--mtu:"),
+        (["--nic-speed", "400GB/s"], "bits"),
     ],
 )
 def test_design_bad_input_is_one_line_exit_2(cli: Any, args: list[str], needle: str) -> None:

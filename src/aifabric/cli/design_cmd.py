@@ -34,12 +34,28 @@ from aifabric.units import parse_bytes, parse_length_m, parse_ratio, parse_speed
 __all__ = ["design"]
 
 
+_FLAG_OF = {
+    "nic_speed_gbps": "--nic-speed",
+    "switch_speed_gbps": "--switch-speed",
+    "host_mtu_bytes": "--mtu",
+    "host_cable_m": "--host-cable",
+    "fabric_cable_m": "--fabric-cable",
+    "core_cable_m": "--core-cable",
+    "inter_site_cable_m": "--inter-site-cable",
+    "inter_site_links_per_spine": "--inter-site-links",
+    "spares_percent": "--spares",
+}
+
+
 def _spec_error(exc: ValidationError) -> InputError:
+    """The first validation problem as one line naming the flag the user typed."""
     err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or "design"
     message = str(err["msg"]).removeprefix("Value error, ")
-    flag = f"--{field.replace('_', '-')}: " if field != "design" and err["loc"] else ""
-    return InputError(f"{flag}{message}")
+    if not err["loc"]:
+        return InputError(message)
+    field = str(err["loc"][0])
+    flag = _FLAG_OF.get(field, "--" + field.replace("_", "-"))
+    return InputError(f"{flag}: {message}, got {err.get('input')!r}")
 
 
 def design(
