@@ -1,0 +1,167 @@
+"""One registry of evidence kinds: name → (parse, detect, summary, seed refs).
+
+A family module registers its kinds with :func:`register` at import; :func:`all_kinds` imports
+every family module listed in :data:`FAMILY_MODULES` once. Detection asks every kind's
+``detect(text)`` for a score in [0, 1] and takes the best; the scores follow one scale so they
+compare across families:
+
+* 0.0  none of the kind's markers;
+* 0.3  generic markers only (``name: value`` lines, a table of numbers);
+* 0.6  markers typical of the kind but shared with a neighbour;
+* 0.9+ a marker only this kind prints (a header line, a unique key, a JSON table name).
+
+Ties and near-ties are settled by the order of :data:`FAMILY_MODULES`, most specific first.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from aifabric.errors import InputError
+from aifabric.evidence.base import ParseResult, decode_capture
+
+__all__ = [
+    "DETECT_MIN_SCORE",
+    "FAMILY_MODULES",
+    "EvidenceKind",
+    "all_kinds",
+    "detect_kind",
+    "detect_scores",
+    "parse_bytes",
+    "parse_file",
+    "parse_text",
+    "register",
+]
+
+Parser = Callable[[str], ParseResult]
+Detector = Callable[[str], float]
+
+FAMILY_MODULES: tuple[str, ...] = (
+    "nccl_tests",
+    "nccl_log",
+    "perftest",
+    "infiniband",
+    "mlnx_qos",
+    "ethtool_module",
+    "ethtool_stats",
+    "rdma_counters",
+    "pcie",
+    "ping",
+    "linux_net",
+    "sonic_config",
+    "eos_config",
+    "nxos_config",
+    "nvue",
+    "cumulus_traffic",
+    "switch_counters",
+)
+"""The family modules under ``aifabric.evidence``, in tie-break order."""
+
+DETECT_MIN_SCORE = 0.25
+"""Below this best score the input is reported as of unknown kind (exit 2)."""
+
+DETECT_WINDOW = 1 << 20
+"""Detectors see at most the first MiB of the input (markers sit near the top)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceKind:
+    """One parseable kind of captured output."""
+
+    name: str
+    summary: str
+    """What command or file produces it, e.g. ``ethtool -S IFACE``."""
+    parse: Parser
+    detect: Detector
+    refs: tuple[str, ...]
+    """Seed ids (S1–S24) and other references this evidence serves."""
+    module: str
+
+
+_KINDS: dict[str, EvidenceKind] = {}
+_LOADED = False
+
+
+def register(
+    name: str, *, summary: str, detect: Detector, refs: tuple[str, ...] = ()
+) -> Callable[[Parser], Parser]:
+    """Decorator: register ``parse`` as the parser of kind ``name``."""
+
+    def deco(fn: Parser) -> Parser:
+        if name in _KINDS and _KINDS[name].parse is not fn:
+            raise RuntimeError(f"evidence kind {name!r} registered twice")
+        _KINDS[name] = EvidenceKind(name, summary, fn, detect, refs, fn.__module__)
+        return fn
+
+    return deco
+
+
+def all_kinds() -> dict[str, EvidenceKind]:
+    """Every registered kind, after importing all family modules."""
+    global _LOADED  # noqa: PLW0603 - one-time lazy import of the family modules
+    if not _LOADED:
+        for mod in FAMILY_MODULES:
+            importlib.import_module(f"aifabric.evidence.{mod}")
+        _LOADED = True
+    return _KINDS
+
+
+def _order() -> dict[str, int]:
+    return {m: i for i, m in enumerate(FAMILY_MODULES)}
+
+
+def detect_scores(text: str) -> list[tuple[float, str]]:
+    """(score, kind) for every kind that scores above zero, best first."""
+    head = text[:DETECT_WINDOW]
+    order = _order()
+    scored: list[tuple[float, int, str]] = []
+    for kind in all_kinds().values():
+        try:
+            score = float(kind.detect(head))
+        except Exception:
+            score = 0.0
+        if score > 0:
+            scored.append((score, order.get(kind.module.rsplit(".", 1)[-1], 99), kind.name))
+    scored.sort(key=lambda t: (-t[0], t[1]))
+    return [(s, k) for s, _, k in scored]
+
+
+def detect_kind(text: str, name: str = "<input>") -> str:
+    """The kind of ``text``; :class:`InputError` (exit 2) when nothing matches."""
+    scores = detect_scores(text)
+    if not scores or scores[0][0] < DETECT_MIN_SCORE:
+        known = ", ".join(sorted(all_kinds()))
+        raise InputError(
+            f"{name}: cannot tell what kind of output this is; give --kind (known: {known})"
+        )
+    return scores[0][1]
+
+
+def parse_text(text: str, kind: str | None = None, name: str = "<input>") -> ParseResult:
+    """Parse decoded text as ``kind`` (detected when ``None``)."""
+    kinds = all_kinds()
+    if kind is None:
+        kind = detect_kind(text, name)
+    elif kind not in kinds:
+        known = ", ".join(sorted(kinds))
+        raise InputError(f"unknown kind {kind!r}; known: {known}")
+    result = kinds[kind].parse(text)
+    result.kind = kind
+    return result
+
+
+def parse_bytes(data: bytes, kind: str | None = None, name: str = "<input>") -> ParseResult:
+    """Decode (refusing binary input) and parse."""
+    return parse_text(decode_capture(data, name), kind, name)
+
+
+def parse_file(path: Path, kind: str | None = None) -> ParseResult:
+    """Read and parse one captured output file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_bytes(data, kind, str(path))

@@ -1,0 +1,63 @@
+"""Access to the real captured outputs under ``tests/fixtures/evidence/<kind>/<case>/``.
+
+Each case directory holds the capture itself (``input.txt``, or ``input.json`` / ``input.yaml``
+for structured kinds), byte for byte as found (possibly an excerpt: whole lines only, never
+edited), and ``meta.yaml`` with at least ``source:`` (where the capture was found: an issue URL,
+a documentation page, a mailing-list post) and optionally ``notes:`` and ``warnings:`` (how many
+parse warnings the capture legitimately produces; default 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from aifabric.evidence import ParseResult, decode_capture, parse_text
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str
+    name: str
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+    def text(self) -> str:
+        return decode_capture(self.path.read_bytes(), str(self.path))
+
+    def parse(self, kind: str | None = None) -> ParseResult:
+        return parse_text(self.text(), kind or self.kind, str(self.path))
+
+
+def all_cases() -> list[Case]:
+    """Every fixture case, sorted by kind then name."""
+    cases = []
+    for meta_path in sorted(FIXTURES.glob("*/*/meta.yaml")):
+        case_dir = meta_path.parent
+        inputs = sorted(p for p in case_dir.iterdir() if p.name.startswith("input."))
+        assert len(inputs) == 1, f"{case_dir}: needs exactly one input.* file"
+        meta = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
+        cases.append(Case(case_dir.parent.name, case_dir.name, inputs[0], meta))
+    return cases
+
+
+def case(kind: str, name: str) -> Case:
+    """One fixture case by kind and name."""
+    for c in all_cases():
+        if c.kind == kind and c.name == name:
+            return c
+    raise KeyError(f"no fixture {kind}/{name} under {FIXTURES}")
+
+
+def load(kind: str, name: str) -> ParseResult:
+    """Parse fixture ``kind/name`` as its kind."""
+    return case(kind, name).parse()
