@@ -4,7 +4,9 @@ Each case runs in a fresh Python process so its peak memory (ru_maxrss) is its o
 the best of ``--repeat`` runs of the timed step; imports and catalog loading are not timed.
 
 Targets (issue "Fabric model and design planner"): design and full graph for 32,768 GPUs in
-under 5 s and 2 GiB on a 2-core, 24 GiB machine.
+under 5 s and 2 GiB on a 2-core, 24 GiB machine. Issue "Evidence parsers": at least 5,000
+``ethtool -S`` dumps and 200,000 NCCL log lines per second (``per_s`` in the detail column);
+those cases read the real captures under tests/fixtures/evidence/.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CASES: dict[str, str] = {
     "design+graph 32,768 GPUs (rail, 3 tiers)": """
@@ -58,6 +63,45 @@ CASES: dict[str, str] = {
             read_document(path)
             return {"MB": round(path.stat().st_size / 1e6, 2)}
     """,
+    "ethtool -S: parse the largest real mlx5 dump 5,000 times": """
+        text = largest("ethtool-stats", "mlx5")
+        n = 5000
+        def step():
+            for _ in range(n):
+                parse_text(text, "ethtool-stats")
+            return {"counters": len(text.splitlines())}
+        per_second = n
+    """,
+    "ethtool -S: same, kind detected each time": """
+        text = largest("ethtool-stats", "mlx5")
+        n = 2000
+        def step():
+            for _ in range(n):
+                parse_text(text)
+            return {"counters": len(text.splitlines())}
+        per_second = n
+    """,
+    "NCCL log: 200,000+ lines of real logs (repeated)": """
+        texts = [c.read_text(errors="replace") for c in cases("nccl-log")]
+        one = "\\n".join(texts)
+        reps = 200000 // max(1, one.count("\\n")) + 1
+        text = "\\n".join([one] * reps)
+        n_lines = text.count("\\n") + 1
+        def step():
+            r = parse_text(text, "nccl-log")
+            return {"lines": n_lines, "records": len(r.records)}
+        per_second = n_lines
+    """,
+    "nccl-tests: parse every real fixture 200 times": """
+        texts = [c.read_text(errors="replace") for c in cases("nccl-tests")]
+        n = 200
+        def step():
+            for _ in range(n):
+                for t in texts:
+                    parse_text(t, "nccl-tests")
+            return {"files": len(texts)}
+        per_second = n * len(texts)
+    """,
 }
 
 PRELUDE = """
@@ -68,8 +112,21 @@ from aifabric.checks import CheckContext, run_checks
 from aifabric.design import design_fabric
 from aifabric.model import DesignSpec, read_document, write_fabric
 from aifabric.topology.graph import fabric_graph
+from aifabric.evidence import parse_text
 cat = load_catalog()
 tmp = sys.argv[1]
+FIXTURES = Path(sys.argv[3]) / "tests" / "fixtures" / "evidence"
+per_second = None
+
+
+def cases(kind):
+    return sorted((FIXTURES / kind).glob("*/input.*"))
+
+
+def largest(kind, hint):
+    paths = [p for p in cases(kind) if hint in p.read_text(errors="replace")] or cases(kind)
+    return max((p.read_text(errors="replace") for p in paths), key=len)
+
 repeat = int(sys.argv[2])
 """
 
@@ -82,6 +139,8 @@ for _ in range(repeat):
     dt = time.perf_counter() - t0
     best = dt if best is None else min(best, dt)
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if per_second is not None:
+    info["per_s"] = round(per_second / best)
 print(json.dumps({"seconds": best, "peak_rss_MiB": rss, "info": info}))
 """
 
@@ -90,7 +149,7 @@ def run_case(body: str, repeat: int) -> dict[str, object]:
     code = PRELUDE + textwrap.dedent(body) + EPILOGUE
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run(
-            [sys.executable, "-c", code, tmp, str(repeat)],
+            [sys.executable, "-c", code, tmp, str(repeat), str(ROOT)],
             capture_output=True,
             text=True,
             check=True,

@@ -74,6 +74,7 @@ def test_imports_point_inward() -> None:
         "aifabric.units",
         "aifabric.findings",
         "aifabric.errors",
+        "aifabric.evidence",
     ],
 )
 def test_public_surface_is_explicit(module: str) -> None:
@@ -84,11 +85,14 @@ def test_public_surface_is_explicit(module: str) -> None:
         assert hasattr(mod, name), f"{module}.__all__ names missing {name}"
 
 
-def test_checks_doc_is_generated() -> None:
+@pytest.mark.parametrize(
+    ("script", "page"), [("gen_checks_doc.py", "checks.md"), ("gen_evidence_doc.py", "evidence.md")]
+)
+def test_generated_docs_are_current(script: str, page: str) -> None:
     out = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "gen_checks_doc.py")],
+        [sys.executable, str(ROOT / "scripts" / script)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    assert (ROOT / "docs" / "checks.md").read_text() == out, "run `make docs`"
+    assert (ROOT / "docs" / page).read_text() == out, "run `make docs`"

@@ -12,6 +12,7 @@ from aifabric import __version__
 from aifabric.cli.check_cmd import check
 from aifabric.cli.design_cmd import design
 from aifabric.cli.misc_cmd import catalog, schema
+from aifabric.cli.parse_cmd import parse
 from aifabric.cli.show_cmd import show
 from aifabric.errors import AifabricError
 
@@ -28,6 +29,7 @@ app = typer.Typer(
 app.command("design")(design)
 app.command("show")(show)
 app.command("check")(check)
+app.command("parse")(parse)
 app.command("schema")(schema)
 app.command("catalog")(catalog)
 

@@ -140,7 +140,8 @@ class ParseResult:
 # decoding
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
-_CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
+# ESC (27) is left out: colour codes from `ls --color`-style tools are common in pastes.
+_CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13, 27}
 
 
 def decode_capture(data: bytes, name: str = "<input>") -> str:
@@ -168,7 +169,7 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         bad = data.decode("utf-8", errors="replace").count("\ufffd")
-        if bad > 0.05 * len(data):
+        if bad > max(4, 0.05 * len(data)):
             raise InputError(
                 f"{name}: not text ({bad} undecodable bytes); save the command's output as text"
             ) from None

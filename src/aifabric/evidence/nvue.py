@@ -1,1 +1,434 @@
-"""Placeholder: being written (issue 3)."""
+"""NVIDIA Cumulus Linux 5.x NVUE output → shared switch-QoS records plus NVUE rows and counters.
+
+Handled: ``nv show qos roce`` and ``nv show interface <if> qos roce status`` (a key/value table
+with ``operational`` / ``applied`` [/ ``description``] columns, keys nested by two-space
+indentation, then titled ``====`` sections: ``RoCE PCP/DSCP->SP mapping configurations``,
+``RoCE SP->TC mapping and ETS configurations``, pool tables); ``nv show interface <if> qos roce
+counters`` and other ``... counters`` views (nested counters, ``144 Bytes`` / ``56.52 MB`` /
+``92824.38 GB`` → bytes); the ``-o json`` form of any of these and ``nv config show`` YAML
+(``- set: qos: roce: ...``, ``interface: swp1: link: mtu: 9216``), both flattened to dotted
+paths. Columns are sliced at the positions of the header/dash line, so empty cells and values
+with single spaces (``strict priority``, ``15.16 MB``) survive.
+
+Normalised view: ``congestion-control`` min/max-threshold/probability/congestion-mode → ``ecn``
+(KB/MB binary, as NVUE prints them); ``pfc`` ``pfc-priority`` / ``switch-priority`` with rx/tx →
+``pfc``; the DSCP→switch-priority table → ``dscp-map`` (target ``switch-priority``); SP→TC →
+``tc-map`` ``switch-priority-to-tc`` and ``queue-schedule``; ``link.mtu`` → ``mtu``; every other
+leaf → ``qos-setting`` (operational value, ``applied`` kept when it differs).
+
+Sources: Cumulus Linux 5.10 user guide "RDMA over Converged Ethernet - RoCE" and "Quality of
+Service" (https://docs.nvidia.com/networking-ethernet-software/cumulus-linux-510/
+Layer-1-and-Switch-Ports/Quality-of-Service/RDMA-over-Converged-Ethernet-RoCE/), NVUE command
+reference (``nv show qos roce``, ``nv show interface <if> qos roce counters``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import yaml
+
+from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.registry import register
+from aifabric.evidence.sonic_config import (
+    DscpMap,
+    EcnConfig,
+    Mtu,
+    PfcConfig,
+    QosSetting,
+    QueueSchedule,
+    TcMap,
+    parse_id_list,
+    size_to_bytes,
+)
+
+__all__ = ["NvueCounter", "NvueTableRow", "parse_nvue"]
+
+
+@dataclass(slots=True, kw_only=True)
+class NvueCounter(Record):
+    """One leaf of an NVUE counters view (``tx-stats.tx-roce-stats.unicast-no-buffer-discard``)."""
+
+    record_type: ClassVar[str] = "nvue-counter"
+    scope: str
+    path: str
+    value: float | None
+    value_bytes: int | None = None
+    raw: str = ""
+
+
+@dataclass(slots=True, kw_only=True)
+class NvueTableRow(Record):
+    """One row of a titled NVUE table (pool config/status, mappings), cells by column name."""
+
+    record_type: ClassVar[str] = "nvue-table-row"
+    scope: str
+    table: str
+    cells: dict[str, str] = field(default_factory=dict)
+
+
+_CMD_RE = re.compile(r"(?:^|\$\s*)nv (?:show|config show)\b(?P<args>.*)$")
+_IFACE_RE = re.compile(r"\binterface (\S+)")
+_VALUE_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(Bytes|B|KB|MB|GB|TB)?$")
+
+
+def _detect(text: str) -> float:
+    head = text[:200_000]
+    if "nv show " in head or "RoCE PCP/DSCP->SP" in head or "nv config show" in head:
+        return 0.95
+    if "congestion-control" in head and ("operational" in head or "roce" in head):
+        return 0.9
+    if "qos:" in head and "roce:" in head:
+        return 0.9
+    return 0.0
+
+
+def _bytes_of(raw: str) -> tuple[float | None, int | None]:
+    m = _VALUE_UNIT_RE.match(raw.strip())
+    if m is None:
+        return None, None
+    unit = m.group(2)
+    if unit is None:
+        return float(m.group(1)), None
+    b = size_to_bytes(m.group(1), "B" if unit == "Bytes" else unit)
+    return float(m.group(1)), b
+
+
+@register(
+    "nvue",
+    summary="Cumulus Linux NVUE 'nv show qos roce', 'nv show interface X qos roce ...', -o json, "
+    "'nv config show'",
+    detect=_detect,
+    refs=("S11", "S12", "S13", "S14", "S18", "S22"),
+)
+def parse_nvue(text: str) -> ParseResult:
+    """Parse NVUE show output (table, JSON or YAML) into QoS records."""
+    result = ParseResult(kind="nvue")
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")) or stripped.startswith(("- set:", "- header:")):
+        _structured(text, result)
+        return result
+    _tables(text, result)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# text tables
+
+
+def _spans(dash: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in re.finditer(r"-+", dash)]
+
+
+def _cells(line: str, starts: list[int]) -> list[str]:
+    out = []
+    for i, s in enumerate(starts):
+        e = starts[i + 1] if i + 1 < len(starts) else len(line)
+        out.append(line[s:e].strip() if s < len(line) else "")
+    return out
+
+
+def _tables(text: str, result: ParseResult) -> None:
+    lines = text.split("\n")
+    scope = "qos"
+    counters = False
+    values: dict[str, tuple[str, str, int]] = {}
+    i = 0
+    n = len(lines)
+    while i < n:
+        line = lines[i].rstrip()
+        cm = _CMD_RE.search(line)
+        if cm is not None:
+            args = cm.group("args")
+            im = _IFACE_RE.search(args)
+            scope = im.group(1) if im else "qos"
+            counters = "counters" in args or "pfc-stats" in args
+            i += 1
+            continue
+        nxt = lines[i + 1].rstrip() if i + 1 < n else ""
+        if ("operational" in line or "applied" in line) and nxt.lstrip().startswith("---"):
+            i = _kv_table(lines, i, scope, counters, values, result)
+            continue
+        if nxt.strip() and set(nxt.strip()) == {"="} and line.strip():
+            i = _titled_table(lines, i, scope, result)
+            continue
+        i += 1
+    _derive(values, scope, result)
+
+
+def _col_of(header: str, name: str, starts: list[int]) -> int | None:
+    """Index of the dash column nearest to where ``name`` sits in the header (NVUE headers
+    are sometimes shifted by a character against the dash line)."""
+    pos = header.find(name)
+    if pos < 0 or not starts:
+        return None
+    return min(range(len(starts)), key=lambda k: abs(starts[k] - pos))
+
+
+def _kv_table(
+    lines: list[str],
+    i: int,
+    scope: str,
+    counters: bool,
+    values: dict[str, tuple[str, str, int]],
+    result: ParseResult,
+) -> int:
+    header = lines[i]
+    starts = [s for s, _ in _spans(lines[i + 1])]
+    op_ix = _col_of(header, "operational", starts)
+    ap_ix = _col_of(header, "applied", starts)
+    if op_ix is None:
+        op_ix = 1
+    stack: list[tuple[int, str]] = []
+    j = i + 2
+    while j < len(lines):
+        row = lines[j].rstrip()
+        if not row.strip():
+            break
+        if row.lstrip().startswith(("nv ", "cumulus@")) or "$ nv " in row:
+            break
+        indent = len(row) - len(row.lstrip(" "))
+        cells = _cells(row, starts)
+        key = cells[0] if cells else ""
+        if not key or " " in key:
+            result.warn(j + 1, "expected 'key  value' under an NVUE operational/applied table", row)
+            j += 1
+            continue
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, key))
+        path = ".".join(k for _, k in stack)
+        op = cells[op_ix] if op_ix < len(cells) else ""
+        ap = cells[ap_ix] if ap_ix is not None and ap_ix < len(cells) else ""
+        if op or ap:
+            values[path] = (op, ap, j + 1)
+            if counters:
+                v, b = _bytes_of(op or ap)
+                result.records.append(
+                    NvueCounter(line=j + 1, scope=scope, path=path, value=v, value_bytes=b, raw=op)
+                )
+        j += 1
+    return j
+
+
+def _titled_table(lines: list[str], i: int, scope: str, result: ParseResult) -> int:
+    title = lines[i].strip()
+    j = i + 2
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j + 1 >= len(lines) or not lines[j + 1].strip().startswith("-"):
+        return j
+    header, dash = lines[j], lines[j + 1]
+    starts = [s for s, _ in _spans(dash)]
+    names = _cells(header, starts)
+    rows: list[tuple[int, dict[str, str]]] = []
+    k = j + 2
+    while k < len(lines) and lines[k].strip():
+        cells = _cells(lines[k].rstrip(), starts)
+        row = {names[c] or "#": cells[c] for c in range(len(names))}
+        rows.append((k + 1, row))
+        result.records.append(NvueTableRow(line=k + 1, scope=scope, table=title, cells=row))
+        k += 1
+    _table_records(title, rows, scope, result)
+    return k
+
+
+def _table_records(
+    title: str, rows: list[tuple[int, dict[str, str]]], scope: str, result: ParseResult
+) -> None:
+    if not rows:
+        return
+    first = rows[0][0]
+    if "DSCP->SP" in title:
+        dscp: dict[int, int] = {}
+        pcp: dict[int, int] = {}
+        for ln, row in rows:
+            try:
+                sp = int(row.get("switch-prio", ""))
+                for d in parse_id_list(row.get("dscp", "")):
+                    dscp[d] = sp
+                if row.get("pcp", "").isdigit():
+                    pcp[int(row["pcp"])] = sp
+            except ValueError:
+                result.warn(ln, "expected numeric pcp/dscp/switch-prio cells", str(row))
+        result.records.append(
+            DscpMap(
+                line=first,
+                end_line=rows[-1][0],
+                name=title,
+                scope=scope,
+                mapping=dict(sorted(dscp.items())),
+                target="switch-priority",
+            )
+        )
+        if pcp:
+            result.records.append(
+                TcMap(line=first, kind="pcp-to-switch-priority", name=title, scope=scope,
+                      mapping=dict(sorted(pcp.items())))
+            )  # fmt: skip
+    elif "SP->TC" in title:
+        sp_tc: dict[int, int] = {}
+        for ln, row in rows:
+            try:
+                sp, tc = int(row.get("switch-prio", "")), int(row.get("traffic-class", ""))
+            except ValueError:
+                result.warn(ln, "expected numeric switch-prio/traffic-class cells", str(row))
+                continue
+            sp_tc[sp] = tc
+            weight = row.get("scheduler-weight", "")
+            wm = re.search(r"(\d+)%", weight)
+            result.records.append(
+                QueueSchedule(
+                    line=ln,
+                    scope=scope,
+                    queue=tc,
+                    bandwidth_pct=float(wm.group(1)) if wm else None,
+                    strict_priority="strict" in weight.lower(),
+                    scheduler=weight or None,
+                )
+            )
+        result.records.append(
+            TcMap(line=first, kind="switch-priority-to-tc", name=title, scope=scope,
+                  mapping=dict(sorted(sp_tc.items())))
+        )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# normalised view from key paths (shared by tables, JSON and YAML)
+
+
+def _derive(values: dict[str, tuple[str, str, int]], scope: str, result: ParseResult) -> None:
+    rec = result.records.append
+    cc = {k.rsplit(".", 1)[-1]: v for k, v in values.items() if "congestion-control" in k}
+    if "min-threshold" in cc or "max-threshold" in cc:
+        mn = cc.get("min-threshold", ("", "", 0))
+        mx = cc.get("max-threshold", ("", "", 0))
+        prob = cc.get("probability", ("", "", 0))[0] or cc.get("probability", ("", "", 0))[1]
+        mode = cc.get("congestion-mode", ("", "", 0))
+        tcs = cc.get("enabled-tc", ("", "", 0))
+        mn_v, mx_v = mn[0] or mn[1], mx[0] or mx[1]
+        rec(
+            EcnConfig(
+                line=min(x[2] for x in cc.values()),
+                scope=scope,
+                port=None if scope == "qos" else scope,
+                min_bytes=_size(mn_v),
+                max_bytes=_size(mx_v),
+                min_raw=mn_v or None,
+                max_raw=mx_v or None,
+                probability_pct=_flt(prob),
+                mode=(mode[0] or mode[1]) or None,
+                ecn_enabled="ecn" in (mode[0] or mode[1]).lower() if mode[2] else None,
+                extra={"enabled-tc": tcs[0] or tcs[1]} if tcs[2] else {},
+            )
+        )
+    pfc = {k.rsplit(".", 1)[-1]: v for k, v in values.items() if k.split(".")[-2:-1] == ["pfc"]}
+    prio = pfc.get("pfc-priority") or pfc.get("switch-priority")
+    if prio is not None:
+        try:
+            prios = parse_id_list(prio[0] or prio[1])
+        except ValueError:
+            result.warn(prio[2], "pfc priority: expected a list of priorities", prio[0])
+            prios = ()
+        rx, tx = pfc.get("rx-enabled"), pfc.get("tx-enabled")
+        rec(
+            PfcConfig(
+                line=prio[2],
+                scope=scope,
+                port=None if scope == "qos" else scope,
+                priorities=prios,
+                enabled=True,
+                rx_enabled=_yes(rx),
+                tx_enabled=_yes(tx),
+            )
+        )
+    for path, (op, ap, ln) in values.items():
+        if path.endswith("link.mtu") or path.endswith(".mtu"):
+            port = path.split(".")[1] if path.startswith("interface.") else None
+            try:
+                rec(Mtu(line=ln, scope=port or scope, port=port, mtu_bytes=int(op or ap)))
+            except ValueError:
+                result.warn(ln, "mtu: expected an integer", op or ap)
+            continue
+        if "stats" in path:
+            continue
+        rec(
+            QosSetting(
+                line=ln,
+                scope=scope,
+                key=path,
+                value=op or ap,
+                applied=ap if ap and op and ap != op else None,
+            )
+        )
+
+
+def _size(raw: str) -> int | None:
+    m = _VALUE_UNIT_RE.match(raw.strip()) if raw else None
+    if m is None:
+        return None
+    unit = m.group(2) or "B"
+    return size_to_bytes(m.group(1), "B" if unit == "Bytes" else unit)
+
+
+def _flt(raw: str) -> float | None:
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+def _yes(v: tuple[str, str, int] | None) -> bool | None:
+    if v is None:
+        return None
+    t = (v[0] or v[1]).lower()
+    return t in ("enabled", "yes", "on", "true")
+
+
+# --------------------------------------------------------------------------------------------
+# JSON / YAML
+
+
+def _flatten(obj: Any, prefix: str, out: dict[str, str]) -> None:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(obj, list):
+        for item in obj:
+            _flatten(item, prefix, out)
+    elif obj is not None:
+        out[prefix] = str(obj).lower() if isinstance(obj, bool) else str(obj)
+
+
+def _structured(text: str, result: ParseResult) -> None:
+    try:
+        data = json.loads(text) if text.lstrip().startswith(("{", "[")) else None
+        if data is None:
+            data = yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = getattr(exc, "lineno", None) or (mark.line + 1 if mark is not None else None)
+        result.warn(line, f"malformed NVUE JSON/YAML: {exc}".split("\n")[0])
+        return
+    flat: dict[str, str] = {}
+    _flatten(data, "", flat)
+    lines = text.split("\n")
+    values: dict[str, tuple[str, str, int]] = {}
+    for full, value in flat.items():
+        path = full
+        for prefix in ("set.", "unset."):
+            if path.startswith(prefix):
+                path = path[len(prefix) :]
+        values[path] = (value, "", _line_of(lines, path.rsplit(".", 1)[-1]))
+    _derive(values, "qos", result)
+
+
+def _line_of(lines: list[str], key: str) -> int:
+    needle = re.compile(rf'^\s*(?:- )?"?{re.escape(key)}"?\s*:')
+    for i, text in enumerate(lines, 1):
+        if needle.match(text):
+            return i
+    return 0

@@ -1,1 +1,639 @@
-"""Placeholder: being written (issue 3)."""
+"""PCIe evidence: ``lspci -vv``/``-vvv`` device blocks → :class:`PciDevice`, and kernel log lines
+of mlx5 NICs and the PCI core (``dmesg``, ``dmesg -T``, ``journalctl -k``) → :class:`PcieBandwidth`
+and :class:`KernelEvent`.
+
+``lspci``: a device line at column 0 (``21:00.0 Ethernet controller: Mellanox ... (rev 01)``,
+optionally with a domain ``0000:`` and ``-nn`` ``[0200]``/``[15b3:1021]`` ids) opens a block of
+indented fields (tab or space indented, pciutils 3.x). Read: ``NUMA node``, ``IOMMU group``,
+``DevCap: MaxPayload 512 bytes``, the ``MaxPayload 256 bytes, MaxReadReq 4096 bytes`` continuation
+of ``DevCtl``, ``LnkCap: Port #0, Speed 16GT/s, Width x16``, ``LnkSta: Speed 8GT/s (downgraded),
+Width x8 (downgraded)`` (older pciutils: ``(ok)`` markers or flags on the same line; ``Speed
+unknown``), ``LnkCap2: Supported Link Speeds: 2.5-32GT/s``, ``LnkCtl2: Target Link Speed``,
+``DevSta`` error bits, AER ``UESta``/``CESta`` bits that are set, ``ACSCap``/``ACSCtl`` bits,
+``Kernel driver in use`` and ``Kernel modules``. Field lines without a device line (``lspci -vv |
+grep LnkSta``) give an anonymous device. Email quoting (``> ``) is removed. A known field whose
+value cannot be read (a cut-off ``LnkSta:`` line) and an unindented stray line inside a block are
+warned about.
+
+PCIe generation from the transfer rate: 2.5 GT/s = Gen1, 5 = Gen2, 8 = Gen3, 16 = Gen4, 32 = Gen5,
+64 = Gen6. ACS ``ReqRedir+``/``CmpltRedir+`` on a switch or root port above a GPU/NIC pair forces
+peer-to-peer traffic up to the root complex, which breaks or slows GPUDirect RDMA (NCCL's
+``IBV_WC_LOC_PROT_ERR`` hint).
+
+``dmesg-mlx5``: any kernel log line of an ``mlx5_core``/``mlx5_ib`` device, of the PCI core's
+bandwidth report (``pcie_print_link_status()``: ``63.008 Gb/s available PCIe bandwidth, limited
+by 8.0 GT/s PCIe x8 link at 0000:17:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16
+link)``, printed for any driver, older kernels without ``PCIe`` before the width), AER reports
+(``PCIe Bus Error``, ``AER:``) and ``NETDEV WATCHDOG`` lines. Prefixes understood: ``[  12.345678]``
+(monotonic seconds), ``[  12.3][ T13]`` (CONFIG_PRINTK_CALLER), ``[Sun Dec  1 14:54:40 2024]``
+(``dmesg -T``), ``Nov 17 01:25:23 host kernel:`` (syslog/journalctl), ISO 8601 ``2024-05-01T12:00:00
+.123+00:00 host kernel:`` (``journalctl -o short-iso``) and OpenWrt ``logread``. Events are
+classified (``firmware-version``, ``module-event``, ``link-up``, ``link-down``, ``cmd-timeout``,
+``cmd-error``, ``health``, ``pcie-power``, ``aer``, ``probe-failed``, ``tx-timeout``, ``other``).
+Unrelated log lines are skipped; a bandwidth or module-event line that cannot be read (truncated)
+is warned about.
+
+Sources: https://man7.org/linux/man-pages/man8/lspci.8.html ; pciutils ``ls-caps.c``
+(https://github.com/pciutils/pciutils) for the field layout; Linux ``drivers/pci/pci.c``
+``__pcie_print_link_status()`` and ``drivers/net/ethernet/mellanox/mlx5/core/{events,health,
+cmd}.c`` for the messages; captures listed in ``tests/fixtures/evidence/{lspci,dmesg-mlx5}/``.
+
+Seed refs: S20 (a NIC or GPU trained at a lower PCIe speed/width caps RDMA bandwidth; ACS/P2P),
+S22 (kernel log monitoring), S23 (baseline: Gen5 x16 for 400G NICs).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.registry import register
+
+__all__ = [
+    "KernelEvent",
+    "PciDevice",
+    "PcieBandwidth",
+    "parse_dmesg_mlx5",
+    "parse_lspci",
+    "pcie_generation",
+]
+
+_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+
+
+def pcie_generation(speed_gts: float | None) -> int | None:
+    """PCIe generation of a per-lane transfer rate in GT/s (2.5 → 1 … 64 → 6)."""
+    if speed_gts is None:
+        return None
+    return _GEN.get(float(speed_gts))
+
+
+# --------------------------------------------------------------------------------------------
+# lspci
+
+
+@dataclass(slots=True, kw_only=True)
+class PciDevice(Record):
+    """One ``lspci -vv`` device block."""
+
+    record_type: ClassVar[str] = "pci_device"
+
+    bdf: str | None
+    """As printed (``21:00.0`` or ``0000:21:00.0``); ``None`` for grep excerpts."""
+    address: str | None = None
+    """With the domain: ``0000:21:00.0``."""
+    device_class: str | None = None
+    """``Ethernet controller``, ``3D controller``, ``PCI bridge``..."""
+    description: str | None = None
+    vendor_device_id: str | None = None
+    """``15b3:1021`` when printed (``lspci -nn``)."""
+    revision: str | None = None
+    subsystem: str | None = None
+    numa_node: int | None = None
+    iommu_group: int | None = None
+    kernel_driver: str | None = None
+    kernel_modules: list[str] = field(default_factory=list)
+    lnkcap_speed_gts: float | None = None
+    lnkcap_width: int | None = None
+    lnkcap_gen: int | None = None
+    lnksta_speed_gts: float | None = None
+    lnksta_width: int | None = None
+    lnksta_gen: int | None = None
+    speed_downgraded: bool | None = None
+    """``(downgraded)`` printed, or the status speed below the capability."""
+    width_downgraded: bool | None = None
+    lnkcap2_max_speed_gts: float | None = None
+    """Highest rate of ``LnkCap2: Supported Link Speeds: 2.5-32GT/s``."""
+    target_link_speed_gts: float | None = None
+    """``LnkCtl2: Target Link Speed``."""
+    max_payload_cap_bytes: int | None = None
+    max_payload_bytes: int | None = None
+    max_read_request_bytes: int | None = None
+    acs_cap: dict[str, bool] = field(default_factory=dict)
+    acs_ctl: dict[str, bool] = field(default_factory=dict)
+    """``{"SrcValid": True, "ReqRedir": True, "CmpltRedir": True, ...}``."""
+    devsta_errors: list[str] = field(default_factory=list)
+    """``DevSta`` bits that are set (``CorrErr``, ``UnsupReq``...)."""
+    aer_uncorrectable: list[str] = field(default_factory=list)
+    """``UESta`` bits that are set."""
+    aer_correctable: list[str] = field(default_factory=list)
+    """``CESta`` bits that are set."""
+
+    @property
+    def acs_redirect(self) -> bool:
+        """ACS request or completion redirect enabled (peer-to-peer forced to the root)."""
+        return bool(self.acs_ctl.get("ReqRedir") or self.acs_ctl.get("CmpltRedir"))
+
+
+_QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
+_DEV_RE = re.compile(
+    r"^(?P<bdf>(?:(?P<dom>[0-9a-fA-F]{4,8}):)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+"
+    r"(?P<rest>\S.*)$"
+)
+_LINK_RE = re.compile(
+    r"Speed\s+(?P<speed>[\d.]+|unknown)\s*(?:GT/s)?(?:\s*\((?P<sm>[a-z]+)\))?,\s*"
+    r"Width\s+x(?P<w>\d+)(?:\s*\((?P<wm>[a-z]+)\))?",
+    re.IGNORECASE,
+)
+_LNKCAP2_RE = re.compile(r"Supported Link Speeds:\s*(?:[\d.]+-)?(?P<max>[\d.]+)GT/s")
+_TARGET_RE = re.compile(r"Target Link Speed:\s*(?P<s>[\d.]+)GT/s")
+_MPS_RE = re.compile(r"MaxPayload\s+(?P<mps>\d+)\s+bytes(?:,\s*MaxReadReq\s+(?P<mrr>\d+)\s+bytes)?")
+_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*)(?P<v>[+-])(?=\s|,|$)")
+_FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][\w ]*?\d?):\s*(?P<val>.*)$")
+_CLASS_RE = re.compile(r"^(?P<cls>[^:]+?)(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
+_IDS_RE = re.compile(r"\[(?P<ids>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\]")
+_REV_RE = re.compile(r"\(rev (?P<rev>[0-9a-fA-F]{2})\)")
+_PROMPT_RE = re.compile(r"^\s*(?:[#$%]\s|\S*[@~]\S*\s*[#$%]\s?|\S+ ~\s*[#$]\s|\^C|```|\[sudo\])")
+
+
+def _set_flags(target: dict[str, bool], text: str) -> None:
+    for m in _FLAG_RE.finditer(text):
+        target[m.group("name")] = m.group("v") == "+"
+
+
+def _set_bits(target: list[str], text: str) -> None:
+    for m in _FLAG_RE.finditer(text):
+        if m.group("v") == "+" and m.group("name") not in target:
+            target.append(m.group("name"))
+
+
+def _speed(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _apply_link(dev: PciDevice, which: str, val: str) -> bool:
+    m = _LINK_RE.search(val)
+    if m is None:
+        return False
+    speed, width = _speed(m.group("speed")), int(m.group("w"))
+    if which == "cap":
+        dev.lnkcap_speed_gts, dev.lnkcap_width = speed, width
+        dev.lnkcap_gen = pcie_generation(speed)
+    else:
+        dev.lnksta_speed_gts, dev.lnksta_width = speed, width
+        dev.lnksta_gen = pcie_generation(speed)
+        dev.speed_downgraded = m.group("sm") == "downgraded" if m.group("sm") else None
+        dev.width_downgraded = m.group("wm") == "downgraded" if m.group("wm") else None
+    _compare_link(dev)
+    return True
+
+
+def _compare_link(dev: PciDevice) -> None:
+    """Fill the downgrade flags from capability vs status when lspci printed no marker."""
+    cs, ss = dev.lnkcap_speed_gts, dev.lnksta_speed_gts
+    if dev.speed_downgraded is None and cs is not None and ss is not None:
+        dev.speed_downgraded = ss < cs
+    cw, sw = dev.lnkcap_width, dev.lnksta_width
+    if dev.width_downgraded is None and cw is not None and sw is not None:
+        dev.width_downgraded = sw < cw
+
+
+def _new_device(no: int, m: re.Match[str]) -> PciDevice:
+    bdf = m.group("bdf")
+    dev = PciDevice(line=no, bdf=bdf, address=bdf if m.group("dom") else f"0000:{bdf}")
+    rest = m.group("rest")
+    cm = _CLASS_RE.match(rest)
+    if cm is not None:
+        dev.device_class = cm.group("cls").strip()
+        rest = cm.group("rest")
+    ids = _IDS_RE.search(rest)
+    if ids is not None:
+        dev.vendor_device_id = ids.group("ids").lower()
+    rev = _REV_RE.search(rest)
+    if rev is not None:
+        dev.revision = rev.group("rev")
+    desc = re.sub(r"\s*\((?:rev|prog-if) [^)]*(?:\[[^\]]*\])?\)", "", rest).strip()
+    dev.description = desc or None
+    return dev
+
+
+def _apply_field(dev: PciDevice, key: str, val: str, state: dict[str, str]) -> bool:
+    """Fold one field; False when a known field's value cannot be read."""
+    k = key.strip()
+    if k == "LnkCap":
+        return _apply_link(dev, "cap", val)
+    if k == "LnkSta":
+        return _apply_link(dev, "sta", val)
+    if k == "LnkCap2":
+        m = _LNKCAP2_RE.search(val)
+        if m:
+            dev.lnkcap2_max_speed_gts = _speed(m.group("max"))
+        return True
+    if k == "LnkCtl2":
+        m = _TARGET_RE.search(val)
+        if m:
+            dev.target_link_speed_gts = _speed(m.group("s"))
+        return True
+    if k == "DevCap":
+        m = _MPS_RE.search(val)
+        if m is None:
+            return False
+        dev.max_payload_cap_bytes = int(m.group("mps"))
+        return True
+    if k == "DevCtl":
+        state["ctx"] = "DevCtl"
+        return True
+    if k == "DevSta":
+        _set_bits(dev.devsta_errors, val)
+        return True
+    if k == "ACSCap":
+        _set_flags(dev.acs_cap, val)
+        state["ctx"] = "ACSCap"
+        return True
+    if k == "ACSCtl":
+        _set_flags(dev.acs_ctl, val)
+        state["ctx"] = "ACSCtl"
+        return True
+    if k == "UESta":
+        _set_bits(dev.aer_uncorrectable, val)
+        return True
+    if k == "CESta":
+        _set_bits(dev.aer_correctable, val)
+        return True
+    if k == "NUMA node":
+        try:
+            dev.numa_node = int(val.split(maxsplit=1)[0])
+        except (ValueError, IndexError):
+            return False
+        return True
+    if k == "IOMMU group":
+        try:
+            dev.iommu_group = int(val.split(maxsplit=1)[0])
+        except (ValueError, IndexError):
+            return False
+        return True
+    if k == "Kernel driver in use":
+        dev.kernel_driver = val.strip() or None
+        return True
+    if k == "Kernel modules":
+        dev.kernel_modules = [x.strip() for x in val.split(",") if x.strip()]
+        return True
+    if k == "Subsystem":
+        dev.subsystem = val.strip() or None
+        return True
+    return True
+
+
+_KNOWN = frozenset(
+    {
+        "LnkCap",
+        "LnkSta",
+        "LnkCap2",
+        "LnkCtl2",
+        "DevCap",
+        "DevCtl",
+        "DevSta",
+        "ACSCap",
+        "ACSCtl",
+        "UESta",
+        "CESta",
+        "NUMA node",
+        "IOMMU group",
+        "Kernel driver in use",
+        "Kernel modules",
+        "Subsystem",
+    }
+)
+
+
+def _detect_lspci(text: str) -> float:
+    if "LnkCap:" in text or "LnkSta:" in text:
+        return 0.95
+    first = text.lstrip("\n").split("\n", 1)[0]
+    if _DEV_RE.match(first) is not None and ("Capabilities: [" in text or "Kernel driver" in text):
+        return 0.85
+    if "Kernel driver in use:" in text or "ACSCtl:" in text:
+        return 0.5
+    return 0.0
+
+
+@register(
+    "lspci",
+    summary="lspci -vv / lspci -vvv -s BDF",
+    detect=_detect_lspci,
+    refs=("S20", "S23"),
+)
+def parse_lspci(text: str) -> ParseResult:
+    """Parse ``lspci -vv`` output into :class:`PciDevice` records."""
+    result = ParseResult("lspci")
+    dev: PciDevice | None = None
+    last = 0
+    state: dict[str, str] = {}
+
+    def close() -> None:
+        nonlocal dev
+        if dev is not None:
+            _compare_link(dev)
+            dev.end_line = max(dev.line, last)
+            result.records.append(dev)
+            dev = None
+
+    for no, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip()
+        if line.startswith(">"):
+            line = _QUOTE_RE.sub("", line)
+        if not line.strip():
+            close()
+            continue
+        if not line[0].isspace():
+            m = _DEV_RE.match(line)
+            if m is not None:
+                close()
+                dev = _new_device(no, m)
+                state = {}
+                last = no
+                continue
+            if dev is not None and not _PROMPT_RE.match(line):
+                result.warn(no, "expected an indented field line or a device line", line)
+            continue
+        fm = _FIELD_RE.match(line)
+        if fm is None:
+            # continuation of the previous field (DevCtl's MaxPayload/MaxReadReq, wrapped flags)
+            if dev is not None:
+                if state.get("ctx") == "DevCtl" and "MaxReadReq" in line:
+                    mm = _MPS_RE.search(line)
+                    if mm is not None and mm.group("mrr"):
+                        dev.max_payload_bytes = int(mm.group("mps"))
+                        dev.max_read_request_bytes = int(mm.group("mrr"))
+                    else:
+                        result.warn(no, "could not read DevCtl MaxPayload/MaxReadReq", line)
+                elif state.get("ctx") == "ACSCtl":
+                    _set_flags(dev.acs_ctl, line)
+                last = no
+            continue
+        key, val = fm.group("key").strip(), fm.group("val")
+        if key not in _KNOWN:
+            state["ctx"] = key
+            if dev is not None:
+                last = no
+            continue
+        if dev is None:
+            dev = PciDevice(line=no, bdf=None)
+            state = {}
+        elif key in {"LnkCap", "LnkSta"} and dev.bdf is None:
+            have = dev.lnkcap_speed_gts if key == "LnkCap" else dev.lnksta_speed_gts
+            have_w = dev.lnkcap_width if key == "LnkCap" else dev.lnksta_width
+            if have is not None or have_w is not None:  # next device of a grep excerpt
+                close()
+                dev = PciDevice(line=no, bdf=None)
+                state = {}
+        last = no
+        state["ctx"] = key
+        if not _apply_field(dev, key, val, state):
+            result.warn(no, f"could not read the {key} field", line)
+    close()
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# dmesg-mlx5
+
+
+@dataclass(slots=True, kw_only=True)
+class _KernelLine(Record):
+    """Common prefix fields of a kernel log record."""
+
+    time_s: float | None = None
+    """Seconds since boot (``[  12.345678]``)."""
+    wallclock: str | None = None
+    """Wall-clock stamp as printed (``Nov 17 01:25:23``, ``2024-05-01T12:00:00+00:00``...)."""
+    host: str | None = None
+    driver: str | None = None
+    """``mlx5_core``, ``pci``, ``pcieport``..."""
+    device: str | None = None
+    """PCI address ``0000:b3:00.1`` (or another device name such as ``mlx5_0``)."""
+    netdev: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class PcieBandwidth(_KernelLine):
+    """``pcie_print_link_status()``: the PCIe bandwidth a device got, and what limits it."""
+
+    record_type: ClassVar[str] = "pcie_bandwidth"
+
+    available_gbps: float
+    speed_gts: float | None = None
+    """Per-lane rate of the limiting (or own) link; ``None`` for ``Unknown``."""
+    width: int | None = None
+    gen: int | None = None
+    limited: bool = False
+    """True for the ``limited by ... at BDF`` form: an upstream link is narrower/slower."""
+    limiting_device: str | None = None
+    capable_gbps: float | None = None
+    capable_speed_gts: float | None = None
+    capable_width: int | None = None
+    capable_gen: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class KernelEvent(_KernelLine):
+    """One classified mlx5/AER kernel message."""
+
+    record_type: ClassVar[str] = "kernel_event"
+
+    category: str
+    message: str
+    module: int | None = None
+    """Port module number of a ``Port module event``."""
+    module_status: str | None = None
+    """``Cable plugged``, ``Cable unplugged``, ``Power budget exceeded``..."""
+    fw_version: str | None = None
+    syndrome: str | None = None
+    """``0x1`` of ``synd 0x1: firmware internal error`` / ``syndrome (0x5fa1c)``."""
+
+
+_TS_MONO_RE = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s*")
+_TS_HUMAN_RE = re.compile(
+    r"^\[(?P<w>(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ \d\d:\d\d:\d\d(?: \d{4})?)\]\s*"
+)
+_SYSLOG_RE = re.compile(
+    r"^(?P<w>(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2}\s+\d+ \d\d:\d\d:\d\d(?: \d{4})?"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
+    r"\s+(?:(?!kern\.)(?P<host>\S+)\s+)?(?:kern\.\w+\s+)?kernel:\s*"
+)
+_MSG_RE = re.compile(
+    r"^(?P<drv>[\w.-]+) (?P<dev>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+    r"|mlx5_\d+)(?: (?P<nd>[\w.@-]+))?: (?P<msg>.*)$"
+)
+_BW_RE = re.compile(
+    r"(?P<avail>\d+(?:\.\d+)?) Gb/s available PCIe bandwidth"
+    r"(?:, limited by (?P<ls>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<lw>\d+) link at "
+    r"(?P<at>[0-9a-fA-F:.]+) \(capable of (?P<cap>\d+(?:\.\d+)?) Gb/s with "
+    r"(?P<cs>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<cw>\d+) link\)"
+    r"| \((?P<os>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<ow>\d+) link\))"
+)
+_MODULE_RE = re.compile(r"Port module event(?:\[error\])?: module (?P<m>\d+), (?P<s>.+?)\s*$")
+_FW_RE = re.compile(r"firmware version: (?P<v>\d+\.\d+\.\d+)")
+_SYND_RE = re.compile(r"\bsynd(?:rome)?\s*\(?(?P<s>0x[0-9a-fA-F]+)")
+_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("module-event", ("Port module event",)),
+    ("firmware-version", ("firmware version:",)),
+    ("link-up", ("Link up",)),
+    ("link-down", ("Link down",)),
+    ("tx-timeout", ("NETDEV WATCHDOG", "TX timeout", "tx timeout")),
+    ("cmd-timeout", ("timeout", "No done completion", "recovered after timeout")),
+    ("health", ("health", "poll_health", "unrecoverable", "fw_ver", "assert_", "synd ")),
+    ("pcie-power", ("mlx5_pcie_event", "PCIe slot")),
+    ("aer", ("AER:", "PCIe Bus Error", "pcieport")),
+    ("probe-failed", ("probe of", "load_one failed", "init_one")),
+    ("cmd-error", ("cmd_work_handler", "mlx5_cmd_out_err", "mlx5_cmd_check", "failed, status")),
+)
+
+
+def _speed_of(text: str | None) -> float | None:
+    if not text or text.startswith("Unknown"):
+        return None
+    return _speed(text.split()[0])
+
+
+def _stamp(rec: _KernelLine, stamp: dict[str, Any]) -> None:
+    rec.time_s, rec.wallclock, rec.host = stamp["time_s"], stamp["wallclock"], stamp["host"]
+
+
+def _category(msg: str) -> str:
+    for name, needles in _CATEGORIES:
+        if any(n in msg for n in needles):
+            return name
+    return "other"
+
+
+def _detect_dmesg(text: str) -> float:
+    if "available PCIe bandwidth" in text:
+        return 0.9
+    if "mlx5_core 0000:" in text or "mlx5_core 000" in text:
+        return 0.9
+    if "mlx5_core" in text and ("kernel:" in text or "] mlx5" in text):
+        return 0.6
+    return 0.0
+
+
+@register(
+    "dmesg-mlx5",
+    summary="dmesg / journalctl -k lines of mlx5_core and the PCI core (bandwidth, module events)",
+    detect=_detect_dmesg,
+    refs=("S20", "S22"),
+)
+def parse_dmesg_mlx5(text: str) -> ParseResult:
+    """Parse kernel log lines into :class:`PcieBandwidth` and :class:`KernelEvent` records."""
+    result = ParseResult("dmesg-mlx5")
+    for no, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith(">"):
+            line = _QUOTE_RE.sub("", line).strip()
+        if "mlx5" not in line and "PCIe" not in line and "AER" not in line:
+            continue  # cheap prefilter: unrelated kernel lines
+        if _PROMPT_RE.match(line):
+            continue
+        time_s: float | None = None
+        wall: str | None = None
+        host: str | None = None
+        m = _SYSLOG_RE.match(line)
+        if m is not None:
+            wall, host = m.group("w"), m.group("host")
+            line = line[m.end() :]
+        m = _TS_HUMAN_RE.match(line)
+        if m is not None:
+            wall = m.group("w")
+            line = line[m.end() :]
+            if line.startswith("[") and "]" in line[:40]:
+                line = line[line.index("]") + 1 :].lstrip()
+                if not line:
+                    continue
+        m = _TS_MONO_RE.match(line)
+        if m is not None:
+            time_s = float(m.group("t"))
+            line = line[m.end() :]
+        mm = _MSG_RE.match(line)
+        if mm is not None:
+            drv, dev, nd, msg = mm.group("drv"), mm.group("dev"), mm.group("nd"), mm.group("msg")
+        else:
+            head = line.split(":", 1)[0].split() if ":" in line else []
+            drv = head[0].rstrip(",") if head else None
+            dev, nd, msg = None, None, line
+        stamp = {"time_s": time_s, "wallclock": wall, "host": host}
+        if "available PCIe bandwidth" in msg:
+            bw = _BW_RE.search(msg)
+            if bw is None:
+                result.warn(no, "could not read the PCIe bandwidth report", raw)
+                continue
+            if bw.group("avail") and bw.group("ls"):
+                spd, wid = _speed_of(bw.group("ls")), int(bw.group("lw"))
+                cap_s, cap_w = _speed_of(bw.group("cs")), int(bw.group("cw"))
+                rec = PcieBandwidth(
+                    line=no,
+                    driver=drv,
+                    device=dev,
+                    netdev=nd,
+                    available_gbps=float(bw.group("avail")),
+                    speed_gts=spd,
+                    width=wid,
+                    gen=pcie_generation(spd),
+                    limited=True,
+                    limiting_device=bw.group("at"),
+                    capable_gbps=float(bw.group("cap")),
+                    capable_speed_gts=cap_s,
+                    capable_width=cap_w,
+                    capable_gen=pcie_generation(cap_s),
+                )
+            else:
+                spd, wid = _speed_of(bw.group("os")), int(bw.group("ow"))
+                avail = float(bw.group("avail"))
+                rec = PcieBandwidth(
+                    line=no,
+                    driver=drv,
+                    device=dev,
+                    netdev=nd,
+                    available_gbps=avail,
+                    speed_gts=spd,
+                    width=wid,
+                    gen=pcie_generation(spd),
+                    capable_gbps=avail,
+                    capable_speed_gts=spd,
+                    capable_width=wid,
+                    capable_gen=pcie_generation(spd),
+                )
+            _stamp(rec, stamp)
+            result.records.append(rec)
+            continue
+        stamped = time_s is not None or wall is not None
+        is_mlx5 = (
+            "mlx5_core" in line
+            or "mlx5_ib" in line
+            or (mm is not None and ("mlx5" in (drv or "") or (dev or "").startswith("mlx5")))
+            or (stamped and "mlx5" in line)
+        )
+        is_aer = "AER:" in msg or "PCIe Bus Error" in msg
+        if not (is_mlx5 or is_aer):
+            continue
+        ev = KernelEvent(
+            line=no,
+            driver=drv,
+            device=dev,
+            netdev=nd,
+            category="aer" if is_aer else _category(msg),
+            message=msg,
+        )
+        if ev.category == "module-event":
+            me = _MODULE_RE.search(msg)
+            if me is None:
+                result.warn(no, "could not read the port module event", raw)
+                continue
+            ev.module, ev.module_status = int(me.group("m")), me.group("s")
+        elif ev.category == "firmware-version":
+            fv = _FW_RE.search(msg)
+            ev.fw_version = fv.group("v") if fv else None
+        elif "fw_ver " in msg and "raw" not in msg:
+            ev.fw_version = msg.rsplit("fw_ver", 1)[1].strip() or None
+        sy = _SYND_RE.search(msg)
+        if sy is not None:
+            ev.syndrome = sy.group("s")
+        _stamp(ev, stamp)
+        result.records.append(ev)
+    return result

@@ -109,35 +109,58 @@ def all_kinds() -> dict[str, EvidenceKind]:
     return _KINDS
 
 
-def _order() -> dict[str, int]:
-    return {m: i for i, m in enumerate(FAMILY_MODULES)}
+DETECT_CERTAIN = 0.95
+"""The top of the score scale: a marker only this kind prints. No detector scores higher."""
+
+_ORDERED: list[EvidenceKind] = []
+
+
+def _ordered_kinds() -> list[EvidenceKind]:
+    """Every kind in tie-break order (:data:`FAMILY_MODULES`, then registration order)."""
+    kinds = all_kinds()
+    if len(_ORDERED) != len(kinds):
+        order = {m: i for i, m in enumerate(FAMILY_MODULES)}
+        _ORDERED[:] = sorted(
+            kinds.values(), key=lambda k: order.get(k.module.rsplit(".", 1)[-1], len(order))
+        )
+    return _ORDERED
+
+
+def _score(kind: EvidenceKind, head: str) -> float:
+    try:
+        return float(kind.detect(head))
+    except Exception:  # a detector bug must not stop detection of the other kinds
+        return 0.0
 
 
 def detect_scores(text: str) -> list[tuple[float, str]]:
-    """(score, kind) for every kind that scores above zero, best first."""
+    """(score, kind) for every kind that scores above zero, best first (ties in family order)."""
     head = text[:DETECT_WINDOW]
-    order = _order()
-    scored: list[tuple[float, int, str]] = []
-    for kind in all_kinds().values():
-        try:
-            score = float(kind.detect(head))
-        except Exception:
-            score = 0.0
-        if score > 0:
-            scored.append((score, order.get(kind.module.rsplit(".", 1)[-1], 99), kind.name))
+    scored = [(_score(k, head), i, k.name) for i, k in enumerate(_ordered_kinds())]
     scored.sort(key=lambda t: (-t[0], t[1]))
-    return [(s, k) for s, _, k in scored]
+    return [(s, k) for s, _, k in scored if s > 0]
 
 
 def detect_kind(text: str, name: str = "<input>") -> str:
-    """The kind of ``text``; :class:`InputError` (exit 2) when nothing matches."""
-    scores = detect_scores(text)
-    if not scores or scores[0][0] < DETECT_MIN_SCORE:
+    """The kind of ``text``; :class:`InputError` (exit 2) when nothing matches.
+
+    Same answer as the head of :func:`detect_scores`, but stops at the first kind (in tie-break
+    order) that reaches :data:`DETECT_CERTAIN`, since no later kind can beat it.
+    """
+    head = text[:DETECT_WINDOW]
+    best, best_name = 0.0, ""
+    for kind in _ordered_kinds():
+        score = _score(kind, head)
+        if score > best:
+            best, best_name = score, kind.name
+            if score >= DETECT_CERTAIN:
+                break
+    if best < DETECT_MIN_SCORE:
         known = ", ".join(sorted(all_kinds()))
         raise InputError(
             f"{name}: cannot tell what kind of output this is; give --kind (known: {known})"
         )
-    return scores[0][1]
+    return best_name
 
 
 def parse_text(text: str, kind: str | None = None, name: str = "<input>") -> ParseResult:

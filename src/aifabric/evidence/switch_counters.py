@@ -1,1 +1,265 @@
-"""Placeholder: being written (issue 3)."""
+"""Switch PFC counters and PFC-watchdog state (S22: PFC trigger counts are the first thing to
+watch on a lossless fabric; S12: pauses on a priority that should be lossy are a misconfig).
+
+Handled, each table found by its header so several may follow each other in one paste (shell
+prompts, ``Last cached time was ...`` and ``Changed polling interval to ...`` banners, the
+``..`` / ``.`` elision lines of shortened pastes are skipped):
+
+* SONiC ``show pfc counters`` / ``pfcstat``: ``Port Rx  PFC0 ... PFC7`` and ``Port Tx ...``
+  tables (comma thousands separators, ``N/A``) → ``pfc-counters`` per port and direction;
+* SONiC ``show pfc counters --history`` (``Port  Priority  RX Pause Transitions  Total RX Pause
+  Time US ...``) → ``pfc-history``;
+* SONiC ``show pfcwd stats`` / ``pfcwd show stats`` (``QUEUE  STATUS  STORM DETECTED/RESTORED
+  TX OK/DROP ...``, queue ``Ethernet4:3``) → ``pfcwd-stats``;
+* SONiC ``show pfcwd config`` (``PORT ACTION DETECTION TIME RESTORATION TIME [HISTORY]``) →
+  the shared ``pfc-watchdog`` record; the polling-interval banner → a global one;
+* Cisco NX-OS ``show interface priority-flow-control`` (``Port  Mode Oper(VL bmap)  RxPPP
+  TxPPP``) → ``pfc-port-totals``.
+
+Sources: sonic-utilities ``scripts/pfcstat``, ``pfcwd/main.py`` and their tests; pastes in
+sonic-buildimage issues #5540, #8181, #9430 and sonic-utilities PRs #682, #1057; Cisco Nexus 9000
+QoS guide "Verifying the Priority Flow Control Configuration".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.registry import register
+from aifabric.evidence.sonic_config import PfcWatchdog
+
+__all__ = ["PfcCounters", "PfcHistory", "PfcPortTotals", "PfcwdStats", "parse_pfc_counters"]
+
+
+@dataclass(slots=True, kw_only=True)
+class PfcCounters(Record):
+    """PFC frames per priority 0..7 received (``rx``) or sent (``tx``) by one port."""
+
+    record_type: ClassVar[str] = "pfc-counters"
+    port: str
+    direction: str
+    frames: tuple[int | None, ...]
+    """Index = priority; ``None`` where the tool printed ``N/A``."""
+
+
+@dataclass(slots=True, kw_only=True)
+class PfcHistory(Record):
+    record_type: ClassVar[str] = "pfc-history"
+    port: str
+    priority: int
+    rx_pause_transitions: int | None
+    total_rx_pause_us: int | None
+    recent_rx_pause_us: int | None
+    recent_timestamp: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class PfcwdStats(Record):
+    """PFC watchdog state of one port queue: storms detected/restored and packets let through
+    (OK) or dropped while stormed, in total and during the last storm."""
+
+    record_type: ClassVar[str] = "pfcwd-stats"
+    port: str
+    queue: int | None
+    status: str | None
+    storms_detected: int | None
+    storms_restored: int | None
+    tx_ok: int | None
+    tx_drop: int | None
+    rx_ok: int | None
+    rx_drop: int | None
+    tx_last_ok: int | None
+    tx_last_drop: int | None
+    rx_last_ok: int | None
+    rx_last_drop: int | None
+
+
+@dataclass(slots=True, kw_only=True)
+class PfcPortTotals(Record):
+    """NX-OS per-port PFC state and total pause frames (all priorities)."""
+
+    record_type: ClassVar[str] = "pfc-port-totals"
+    port: str
+    mode: str
+    oper: str
+    vl_bitmap: str | None
+    rx_pause: int | None
+    tx_pause: int | None
+
+
+_PFC_HDR_RE = re.compile(r"^\s*Port (Rx|Tx)\s+PFC0\s+PFC1")
+_NUM_RE = re.compile(r"^(?:\d{1,3}(?:,\d{3})+|\d+)$")
+_PROMPT_RE = re.compile(r"^\S*[@:]\S*[#$]\s|^[#$]\s|^\S+# ")
+
+
+def _detect(text: str) -> float:
+    head = text[:200_000]
+    if ("Port Rx" in head or "Port Tx" in head) and "PFC0" in head:
+        return 0.95
+    if "STORM DETECTED/RESTORED" in head or "RX Pause Transitions" in head:
+        return 0.95
+    if "DETECTION TIME" in head and "RESTORATION TIME" in head:
+        return 0.95
+    if "RxPPP" in head and "TxPPP" in head:
+        return 0.95
+    return 0.0
+
+
+def _count(cell: str) -> int | None:
+    c = cell.strip()
+    if c in ("N/A", "NA", "-", ""):
+        return None
+    if not _NUM_RE.match(c):
+        raise ValueError(c)
+    return int(c.replace(",", ""))
+
+
+def _pair(cell: str) -> tuple[int | None, int | None]:
+    a, _, b = cell.partition("/")
+    return _count(a), _count(b)
+
+
+@register(
+    "pfc-counters",
+    summary="SONiC 'show pfc counters'/pfcstat, 'show pfcwd stats|config'; NX-OS "
+    "'show interface priority-flow-control'",
+    detect=_detect,
+    refs=("S12", "S20", "S22"),
+)
+def parse_pfc_counters(text: str) -> ParseResult:
+    """Parse PFC counter and PFC watchdog tables."""
+    result = ParseResult(kind="pfc-counters")
+    table: str | None = None
+    direction = ""
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip()
+        s = line.strip()
+        if not s:
+            table = None
+            continue
+        if _PROMPT_RE.match(s) or s.startswith(("Last cached time", "Failed to")):
+            table = None
+            continue
+        if s.startswith("Changed polling interval to"):
+            m = re.search(r"(\d+)\s*ms", s)
+            if m:
+                result.records.append(
+                    PfcWatchdog(line=lineno, scope="global", poll_interval_ms=float(m.group(1)))
+                )
+            continue
+        if set(s) <= {"-", " "} or set(s) <= {"."}:
+            continue
+        hm = _PFC_HDR_RE.match(line)
+        if hm is not None:
+            table, direction = "pfc", hm.group(1).lower()
+            continue
+        if "STORM DETECTED/RESTORED" in s:
+            table = "pfcwd-stats"
+            continue
+        if "DETECTION TIME" in s and "RESTORATION TIME" in s:
+            table = "pfcwd-config"
+            continue
+        if "RX Pause Transitions" in s:
+            table = "history"
+            continue
+        if "RxPPP" in s and "TxPPP" in s:
+            table = "nxos"
+            continue
+        if table is None:
+            continue
+        try:
+            _row(table, direction, s, lineno, result)
+        except (ValueError, IndexError):
+            result.warn(lineno, f"expected a row of the {table} table", s)
+    return result
+
+
+def _row(table: str, direction: str, s: str, lineno: int, result: ParseResult) -> None:
+    t = s.split()
+    rec = result.records.append
+    if table == "pfc":
+        if len(t) != 9:
+            raise ValueError("need port + 8 counts")
+        rec(
+            PfcCounters(
+                line=lineno,
+                port=t[0],
+                direction=direction,
+                frames=tuple(_count(c) for c in t[1:]),
+            )
+        )
+    elif table == "pfcwd-stats":
+        if len(t) != 7:
+            raise ValueError("need queue, status and 5 pairs")
+        port, _, q = t[0].rpartition(":")
+        det, res = _pair(t[2])
+        tx_ok, tx_drop = _pair(t[3])
+        rx_ok, rx_drop = _pair(t[4])
+        txl_ok, txl_drop = _pair(t[5])
+        rxl_ok, rxl_drop = _pair(t[6])
+        rec(
+            PfcwdStats(
+                line=lineno,
+                port=port or t[0],
+                queue=int(q) if q.isdigit() else None,
+                status=None if t[1] == "N/A" else t[1],
+                storms_detected=det,
+                storms_restored=res,
+                tx_ok=tx_ok,
+                tx_drop=tx_drop,
+                rx_ok=rx_ok,
+                rx_drop=rx_drop,
+                tx_last_ok=txl_ok,
+                tx_last_drop=txl_drop,
+                rx_last_ok=rxl_ok,
+                rx_last_drop=rxl_drop,
+            )
+        )
+    elif table == "pfcwd-config":
+        if len(t) not in (4, 5):
+            raise ValueError("need port, action, detection, restoration [history]")
+        rec(
+            PfcWatchdog(
+                line=lineno,
+                scope=t[0],
+                port=t[0],
+                enabled=True,
+                action=t[1],
+                detection_ms=float(t[2]),
+                restoration_ms=float(t[3]),
+                history=(t[4] == "enable") if len(t) == 5 else None,
+            )
+        )
+    elif table == "history":
+        if len(t) < 5 or not t[1].upper().startswith("PFC"):
+            raise ValueError("need port, PFCn and counts")
+        rec(
+            PfcHistory(
+                line=lineno,
+                port=t[0],
+                priority=int(t[1][3:]),
+                rx_pause_transitions=_count(t[2]),
+                total_rx_pause_us=_count(t[3]),
+                recent_rx_pause_us=_count(t[4]),
+                recent_timestamp=" ".join(t[5:]) or None,
+            )
+        )
+    elif table == "nxos":
+        bitmap = next((x.strip("()") for x in t if x.startswith("(")), None)
+        rest = [x for x in t if not x.startswith("(")]
+        if len(rest) < 5:
+            raise ValueError("need port, mode, oper, rx, tx")
+        rec(
+            PfcPortTotals(
+                line=lineno,
+                port=rest[0],
+                mode=rest[1],
+                oper=rest[2],
+                vl_bitmap=bitmap,
+                rx_pause=_count(rest[-2]),
+                tx_pause=_count(rest[-1]),
+            )
+        )

@@ -61,3 +61,33 @@ def case(kind: str, name: str) -> Case:
 def load(kind: str, name: str) -> ParseResult:
     """Parse fixture ``kind/name`` as its kind."""
     return case(kind, name).parse()
+
+
+GARBAGE = "%%% garbled line %%%"
+"""A line no parser can read: inserted into real captures to test that parsers lose nothing."""
+
+
+def without_lines(obj: Any) -> Any:
+    """A record's JSON with its line numbers dropped, to compare parses of shifted text."""
+    if isinstance(obj, dict):
+        return {k: without_lines(v) for k, v in obj.items() if k not in {"line", "end_line"}}
+    if isinstance(obj, list):
+        return [without_lines(v) for v in obj]
+    return obj
+
+
+def assert_garbage_line_is_one_warning(kind: str, name: str, after: int) -> None:
+    """Insert :data:`GARBAGE` after line ``after`` of fixture ``kind/name``: the parse must gain
+    exactly one warning, at that line, and keep every record it had (issue 3, "Must show")."""
+    c = case(kind, name)
+    before = parse_text(c.text(), kind)
+    lines = c.text().splitlines()
+    lines.insert(after, GARBAGE)
+    res = parse_text("\n".join(lines) + "\n", kind)
+    new = [w for w in res.warnings if w.text == GARBAGE]
+    assert len(new) == 1, [str(w) for w in res.warnings]
+    assert new[0].line == after + 1
+    assert len(res.warnings) == len(before.warnings) + 1
+    assert without_lines([r.to_json() for r in res.records]) == without_lines(
+        [r.to_json() for r in before.records]
+    )

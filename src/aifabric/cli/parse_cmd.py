@@ -1,0 +1,136 @@
+"""``aifabric parse FILE [--kind K]``: detect the kind of a captured output and print its
+records (contracts.md keys ``kind``, ``records``, ``warnings``).
+
+Exit codes: 0 parsed (warnings allowed: a malformed line is reported and skipped), 2 when the
+input is not text, its kind cannot be told, or nothing in it could be parsed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from aifabric.cli.common import FormatOpt, OutputFormat, emit_json, err_console, out_console
+from aifabric.errors import InputError
+from aifabric.evidence import ParseResult, all_kinds, decode_capture, detect_scores, parse_text
+
+__all__ = ["parse"]
+
+
+def _read(path: Path) -> tuple[str, str]:
+    if str(path) == "-":
+        return decode_capture(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give one captured output file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return decode_capture(data, str(path)), str(path)
+
+
+def _kinds_table() -> Table:
+    table = Table(title="Evidence kinds", title_justify="left")
+    table.add_column("kind")
+    table.add_column("what prints it")
+    table.add_column("refs")
+    for name, kind in sorted(all_kinds().items()):
+        table.add_row(name, kind.summary, " ".join(kind.refs))
+    return table
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        return f"{{{len(value)} entries}}"
+    if isinstance(value, (list, tuple)):
+        if len(value) <= 8 and all(isinstance(v, (int, float, str)) for v in value):
+            return ",".join(str(v) for v in value)
+        return f"[{len(value)} items]"
+    text = str(value)
+    return text if len(text) <= 48 else text[:45] + "..."
+
+
+def _records_tables(result: ParseResult, limit: int) -> list[Table]:
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for rec in result.records:
+        by_type.setdefault(rec.record_type, []).append(rec.to_json())
+    tables = []
+    for rtype, rows in by_type.items():
+        columns = [c for c in rows[0] if c not in {"type", "end_line"}]
+        shown = rows if limit <= 0 else rows[:limit]
+        more = f" (first {len(shown)} of {len(rows)})" if len(shown) < len(rows) else ""
+        table = Table(title=f"{rtype}: {len(rows)}{more}", title_justify="left")
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for row in shown:
+            table.add_row(*(_cell(row.get(c)) for c in columns))
+        tables.append(table)
+    return tables
+
+
+def parse(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="captured output of a tool (- for stdin)", show_default=False),
+    ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", "-k", help="the kind of output (default: detected)"),
+    ] = None,
+    list_kinds: Annotated[
+        bool, typer.Option("--list-kinds", help="list the kinds this command reads and exit")
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", help="records per type shown in table output (0: all)")
+    ] = 20,
+    fmt: FormatOpt = OutputFormat.table,
+) -> None:
+    """Turn the captured output of a tool (nccl-tests, NCCL log, ethtool, RDMA/IB tools, lspci,
+    ping, tc, switch QoS configs and counters) into typed records with line numbers."""
+    if list_kinds:
+        if fmt is OutputFormat.json:
+            emit_json(
+                [
+                    {"kind": k.name, "summary": k.summary, "refs": list(k.refs)}
+                    for k in sorted(all_kinds().values(), key=lambda k: k.name)
+                ]
+            )
+        else:
+            out_console.print(_kinds_table())
+        return
+    if file is None:
+        raise InputError("give a FILE to parse (or --list-kinds)")
+    text, name = _read(file)
+    detected = kind is None
+    result = parse_text(text, kind, name)
+    if not result.records:
+        hint = f" (first problem: {result.warnings[0]})" if result.warnings else ""
+        how = "detected" if detected else "given"
+        raise InputError(f"{name}: no {result.kind} records found (kind {how}){hint}")
+    if fmt is OutputFormat.json:
+        doc = result.to_json()
+        doc["file"] = name
+        emit_json(doc)
+        return
+    score = ""
+    if detected:
+        best = detect_scores(text[: 1 << 20])
+        score = f" (detected, score {best[0][0]:.2f})" if best else " (detected)"
+    counts = Counter(r.record_type for r in result.records)
+    summary = ", ".join(f"{n} {t}" for t, n in counts.items())
+    out_console.print(f"{name}: {result.kind}{score}: {summary}")
+    for table in _records_tables(result, limit):
+        out_console.print(table)
+    if result.warnings:
+        err_console.print(f"{len(result.warnings)} warning(s):")
+        for w in result.warnings:
+            err_console.print(f"  {name}: {w}", markup=False)

@@ -1,0 +1,159 @@
+"""ip link and tc parsers: real captures and variants."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aifabric.evidence import detect_kind
+from aifabric.evidence.linux_net import IpLink, TcEntry, parse_ip_link, parse_tc
+from tests.unit.evidence.fixtures import case, load
+
+
+def test_detect_every_fixture() -> None:
+    for kind, name in (
+        ("ip-link", "old-s-s-eth4-security-onion-437"),
+        ("ip-link", "old-s-lo-iproute2-22"),
+        ("ip-link", "new-format-bond-backticks-ha-unraid-13"),
+        ("tc", "htb-fq-codel-sqm-scripts-37"),
+        ("tc", "mq-fq-codel-qosmate-65"),
+    ):
+        assert detect_kind(case(kind, name).text()) == kind, name
+
+
+def test_ip_s_s_old_format_wrapped_header() -> None:
+    res = load("ip-link", "old-s-s-eth4-security-onion-437")
+    assert res.warnings == []
+    (rec,) = res.records
+    assert isinstance(rec, IpLink)
+    assert (rec.index, rec.name, rec.mtu_bytes, rec.qdisc) == (6, "eth4", 1500, "mq")
+    assert rec.state == "UP" and rec.qlen == 1000  # from the wrapped continuation line
+    assert rec.admin_up and rec.carrier and "PROMISC" in rec.flags
+    assert rec.mac == "9c:8e:99:53:e3:30"
+    c = rec.counters
+    assert c["rx_bytes"] == 1361950677217 and c["rx_dropped"] == 179
+    assert c["rx_over_errors"] == 47323 and c["multicast"] == 12119074
+    assert c["rx_missed_errors"] == 1725828 and c["rx_crc_errors"] == 0
+    assert c["tx_heartbeat_errors"] == 0
+    assert rec.line == 2 and rec.end_line == 12
+
+
+def test_ip_s_old_format_loopback() -> None:
+    (rec,) = load("ip-link", "old-s-lo-iproute2-22").records
+    assert isinstance(rec, IpLink)
+    assert (rec.name, rec.mtu_bytes, rec.state, rec.link_type) == (
+        "lo",
+        65536,
+        "UNKNOWN",
+        "loopback",
+    )
+    assert rec.counters["rx_packets"] == 2 and rec.counters["tx_bytes"] == 100
+
+
+def test_ip_s_new_format_in_backticks() -> None:
+    res = load("ip-link", "new-format-bond-backticks-ha-unraid-13")
+    assert res.warnings == []
+    bond, lo = res.records
+    assert isinstance(bond, IpLink) and isinstance(lo, IpLink)
+    assert (bond.index, bond.name, bond.mtu_bytes, bond.master) == (10, "bond1", 9000, "br1")
+    assert bond.counters["rx_dropped"] == 185979
+    assert bond.counters["rx_missed_errors"] == 0
+    assert bond.counters["tx_bytes"] == 355853126292 and bond.counters["tx_dropped"] == 1
+    assert lo.counters["rx_bytes"] == 247490817 and lo.line == 10
+
+
+def test_ip_link_garbled_and_truncated() -> None:
+    text = case("ip-link", "old-s-s-eth4-security-onion-437").text()
+    clean = parse_ip_link(text).records[0]
+    lines = text.split("\n")
+    lines.insert(4, "    1361950 garbled 0")  # line 5, before the RX header
+    res = parse_ip_link("\n".join(lines))
+    assert [w.line for w in res.warnings] == [5]
+    assert res.records[0].counters == clean.counters  # type: ignore[attr-defined]
+    cut = "\n".join(text.split("\n")[:9])  # ends on the "TX: bytes ..." header
+    res = parse_ip_link(cut)
+    assert [w.line for w in res.warnings] == [9]
+
+
+def test_ip_link_altname_and_vlan_parent() -> None:
+    text = (
+        "3: eth0.100@eth0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 9000 qdisc noqueue state UP\n"
+        "    link/ether 52:54:00:12:34:56 brd ff:ff:ff:ff:ff:ff\n"
+        "    altname enp0s3.100\n"
+    )
+    (rec,) = parse_ip_link(text).records
+    assert isinstance(rec, IpLink)
+    assert (rec.name, rec.parent, rec.altnames, rec.mtu_bytes) == (
+        "eth0.100",
+        "eth0",
+        ["enp0s3.100"],
+        9000,
+    )
+
+
+def test_tc_htb_fq_codel_truncated_last_entry() -> None:
+    res = load("tc", "htb-fq-codel-sqm-scripts-37")
+    assert [w.line for w in res.warnings] == [16]  # excerpt cut before the last backlog line
+    htb, _a, b, c = res.records
+    assert isinstance(htb, TcEntry) and isinstance(b, TcEntry) and isinstance(c, TcEntry)
+    assert (htb.kind, htb.handle, htb.dev, htb.parent, htb.refcnt) == (
+        "htb",
+        "1:",
+        "eth0.2",
+        "root",
+        2,
+    )
+    assert (htb.sent_bytes, htb.sent_packets, htb.dropped, htb.overlimits) == (
+        195450545,
+        2252952,
+        213,
+        65672,
+    )
+    assert htb.backlog_bytes == 0 and htb.backlog_packets == 0 and htb.requeues == 0
+    assert (b.parent, b.dropped) == ("1:12", 213)
+    assert b.xstats["ecn_mark"] == 1 and b.xstats["new_flow_count"] == 232568
+    assert c.backlog_packets is None and c.sent_bytes == 0
+
+
+def test_tc_mq_fq_codel() -> None:
+    res = load("tc", "mq-fq-codel-qosmate-65")
+    assert res.warnings == []
+    lo, mq, *leaves = res.records
+    assert isinstance(mq, TcEntry)
+    assert (lo.dev, mq.kind, mq.dropped, mq.requeues) == ("lo", "mq", 28660, 243670)  # type: ignore[attr-defined]
+    assert [x.parent for x in leaves] == [":4", ":3", ":2"]  # type: ignore[attr-defined]
+    assert sum(x.dropped for x in leaves) == 7051 + 7288 + 6826  # type: ignore[attr-defined]
+
+
+def test_tc_garbled_line() -> None:
+    text = case("tc", "mq-fq-codel-qosmate-65").text()
+    clean = parse_tc(text).records
+    lines = text.split("\n")
+    lines.insert(9, " @@@ garbage @@@")  # line 10, inside the first fq_codel entry
+    res = parse_tc("\n".join(lines))
+    assert [w.line for w in res.warnings] == [10]
+    assert [r.to_json()["sent_bytes"] for r in res.records] == [
+        r.to_json()["sent_bytes"] for r in clean
+    ]
+
+
+def test_tc_mqprio_map_queues() -> None:
+    text = (
+        "qdisc mqprio 8001: root tc 2 map 0 1 2 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+        "             queues:(0:1) (2:9) (10:13)\n"
+        "             mode:channel\n"
+        " Sent 15362 bytes 13 pkt (dropped 0, overlimits 0 requeues 0)\n"
+        " backlog 1.5Kb 2p requeues 0\n"
+    )
+    (rec,) = parse_tc(text).records
+    assert isinstance(rec, TcEntry)
+    assert rec.num_tc == 2 and rec.prio_tc_map[:3] == [0, 1, 2]
+    assert rec.queues == [(0, 1), (2, 9), (10, 13)]
+    assert rec.backlog_bytes == 1536 and rec.backlog_raw == "1.5Kb"
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=150, deadline=None)
+def test_never_raises(text: str) -> None:
+    parse_ip_link(text)
+    parse_tc(text)

@@ -1,0 +1,241 @@
+"""lspci and dmesg-mlx5: PCIe link state, ACS, and mlx5/PCI-core kernel log lines.
+
+Expected values were read by hand from the captures under
+``tests/fixtures/evidence/{lspci,dmesg-mlx5}/``."""
+
+from __future__ import annotations
+
+import pytest
+
+from aifabric.evidence import detect_kind, parse_text
+from aifabric.evidence.pcie import KernelEvent, PciDevice, PcieBandwidth, pcie_generation
+from tests.unit.evidence.fixtures import case, load
+
+LSPCI = [
+    "asus-esc8000a-cx7-gen5-x16",
+    "puget-wrx90-rtx6000-downgraded-2-5gt",
+    "puget-wrx90-raid-width-x1-downgraded",
+    "linux-pci-amd-gpp-bridge-acs-redirect",
+]
+DMESG = [
+    "l2fwd-nv-cx6dx-pcie-x8-limited",
+    "linux-rdma-journalctl-cx4-cmd-alloc-fail",
+    "netdev-cx4lx-caller-id-module-events",
+    "qemu-devel-cx6dx-health-fw-internal-error",
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"), [("lspci", n) for n in LSPCI] + [("dmesg-mlx5", n) for n in DMESG]
+)
+def test_detected_without_kind(kind: str, name: str) -> None:
+    assert detect_kind(case(kind, name).text()) == kind
+
+
+@pytest.mark.parametrize(
+    ("speed", "gen"), [(2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6), (None, None)]
+)
+def test_pcie_generation(speed: float | None, gen: int | None) -> None:
+    assert pcie_generation(speed) == gen
+
+
+def _device(name: str) -> PciDevice:
+    result = load("lspci", name)
+    assert not result.warnings
+    devs: list[PciDevice] = result.of_type(PciDevice)
+    assert len(devs) == 1
+    return devs[0]
+
+
+# --------------------------------------------------------------------------------------------
+# lspci
+
+
+def test_connectx7_gen5_x16_full_speed() -> None:
+    d = _device("asus-esc8000a-cx7-gen5-x16")
+    assert (d.bdf, d.address, d.line, d.end_line) == ("21:00.0", "0000:21:00.0", 2, 90)
+    assert d.device_class == "Ethernet controller"
+    assert d.description == "Mellanox Technologies MT2910 Family [ConnectX-7]"
+    assert d.numa_node == 0
+    assert d.kernel_driver == "mlx5_core" and d.kernel_modules == ["mlx5_core"]
+    assert (d.lnkcap_speed_gts, d.lnkcap_width, d.lnkcap_gen) == (32.0, 16, 5)
+    assert (d.lnksta_speed_gts, d.lnksta_width, d.lnksta_gen) == (32.0, 16, 5)
+    assert (d.speed_downgraded, d.width_downgraded) == (False, False)
+    assert d.lnkcap2_max_speed_gts == 32.0 and d.target_link_speed_gts == 32.0
+    assert (d.max_payload_cap_bytes, d.max_payload_bytes, d.max_read_request_bytes) == (
+        512,
+        512,
+        512,
+    )
+    assert d.acs_ctl["ReqRedir"] is False and len(d.acs_ctl) == 7
+    assert d.acs_redirect is False
+    assert d.devsta_errors == ["CorrErr", "UnsupReq"]
+    assert d.aer_uncorrectable == ["UnsupReq"] and d.aer_correctable == ["AdvNonFatalErr"]
+
+
+def test_gpu_link_trained_at_gen1() -> None:
+    d = _device("puget-wrx90-rtx6000-downgraded-2-5gt")
+    assert d.line == 3  # after the prompt and "[sudo] password" lines
+    assert d.bdf == "c1:00.0" and d.revision == "a1"
+    assert d.device_class == "VGA compatible controller"
+    assert d.description == "NVIDIA Corporation AD102GL [RTX 6000 Ada Generation]"
+    assert (d.lnkcap_speed_gts, d.lnkcap_width, d.lnkcap_gen) == (16.0, 16, 4)
+    assert (d.lnksta_speed_gts, d.lnksta_width, d.lnksta_gen) == (2.5, 16, 1)
+    assert d.speed_downgraded is True  # "(downgraded)" printed
+    assert d.width_downgraded is False  # no marker: x16 == x16
+    assert (d.max_payload_cap_bytes, d.max_payload_bytes, d.max_read_request_bytes) == (
+        256,
+        256,
+        512,
+    )
+    assert d.kernel_driver == "nvidia"
+    assert d.kernel_modules == ["nvidiafb", "nouveau", "nvidia_drm", "nvidia"]
+    assert d.numa_node is None
+
+
+def test_width_downgraded_x1_of_x2() -> None:
+    d = _device("puget-wrx90-raid-width-x1-downgraded")
+    assert d.device_class == "RAID bus controller" and d.revision == "01"
+    assert (d.lnkcap_speed_gts, d.lnkcap_width) == (5.0, 2)
+    assert (d.lnksta_speed_gts, d.lnksta_width) == (5.0, 1)
+    assert (d.speed_downgraded, d.width_downgraded) == (False, True)
+    assert d.lnkcap2_max_speed_gts is None and d.target_link_speed_gts == 5.0
+    assert d.max_payload_bytes == 256 and d.kernel_driver is None
+
+
+def test_acs_redirect_on_bridges() -> None:
+    result = load("lspci", "linux-pci-amd-gpp-bridge-acs-redirect")
+    devs = result.of_type(PciDevice)
+    assert [d.bdf for d in devs] == ["40:01.1", "40:01.2", "40:01.3"]
+    assert [d.line for d in devs] == [1, 5, 9]
+    assert all(d.acs_redirect for d in devs)
+    assert [d.acs_ctl["SrcValid"] for d in devs] == [False, False, True]
+    assert devs[0].acs_cap["DirectTrans"] is True and devs[0].acs_ctl["DirectTrans"] is False
+    assert devs[0].lnksta_speed_gts is None
+
+
+def _fields(dev: PciDevice) -> dict[str, object]:
+    d = dev.to_json()
+    d.pop("line")
+    d.pop("end_line")
+    return d
+
+
+def test_lspci_garbage_line_in_a_block_warns_once() -> None:
+    lines = case("lspci", "asus-esc8000a-cx7-gen5-x16").text().split("\n")
+    clean = parse_text("\n".join(lines), "lspci").of_type(PciDevice)[0]
+    lines.insert(19, "garbage###")
+    result = parse_text("\n".join(lines), "lspci")
+    assert [w.line for w in result.warnings] == [20]
+    [dev] = result.of_type(PciDevice)
+    assert _fields(dev) == _fields(clean)
+
+
+def test_lspci_truncated_link_status_warns() -> None:
+    text = case("lspci", "asus-esc8000a-cx7-gen5-x16").text()
+    cut = text[: text.index("LnkSta: Speed 32GT/s") + len("LnkSta: Speed 32G")]
+    result = parse_text(cut, "lspci")
+    [w] = result.warnings
+    assert w.line == 22 and "LnkSta" in w.message
+    [dev] = result.of_type(PciDevice)
+    assert dev.lnkcap_speed_gts == 32.0 and dev.lnksta_speed_gts is None
+
+
+def test_lspci_grep_excerpt_gives_anonymous_devices() -> None:
+    text = "\n".join(
+        ln
+        for ln in case("lspci", "puget-wrx90-rtx6000-downgraded-2-5gt").text().split("\n")
+        if "LnkCap:" in ln or "LnkSta:" in ln
+    )
+    [dev] = parse_text(text, "lspci").of_type(PciDevice)
+    assert dev.bdf is None and dev.speed_downgraded is True
+
+
+# --------------------------------------------------------------------------------------------
+# dmesg-mlx5
+
+
+def test_bandwidth_limited_by_upstream_x8_link() -> None:
+    result = load("dmesg-mlx5", "l2fwd-nv-cx6dx-pcie-x8-limited")
+    [bw] = result.of_type(PcieBandwidth)
+    assert (bw.time_s, bw.driver, bw.device) == (10380.315885, "mlx5_core", "0000:b3:00.1")
+    assert (bw.available_gbps, bw.speed_gts, bw.width, bw.gen) == (63.008, 8.0, 8, 3)
+    assert bw.limited is True and bw.limiting_device == "0000:b2:00.0"
+    assert (bw.capable_gbps, bw.capable_speed_gts, bw.capable_width, bw.capable_gen) == (
+        252.048,
+        16.0,
+        16,
+        4,
+    )
+
+
+def test_journalctl_lines_with_quote_markers() -> None:
+    result = load("dmesg-mlx5", "linux-rdma-journalctl-cx4-cmd-alloc-fail")
+    assert len(result.records) == 9  # the "# journalctl ... | grep mlx5" prompt is skipped
+    fw = result.records[0]
+    assert isinstance(fw, KernelEvent)
+    assert (fw.line, fw.category, fw.fw_version) == (2, "firmware-version", "12.28.1002")
+    assert (fw.wallclock, fw.host, fw.device) == ("Nov 17 01:12:58", "store01", "0000:01:00.0")
+    [bw] = result.of_type(PcieBandwidth)
+    assert (bw.available_gbps, bw.speed_gts, bw.width, bw.limited) == (126.016, 8.0, 16, False)
+    assert bw.capable_gbps == 126.016
+    events = result.of_type(KernelEvent)
+    mod = [e for e in events if e.category == "module-event"]
+    assert [(e.module, e.module_status) for e in mod] == [(0, "Cable plugged")]
+    assert [e.line for e in events if e.category == "cmd-error"] == [6, 8]
+    assert any(e.driver == "infiniband" and e.device == "mlx5_0" for e in events)
+
+
+def test_caller_id_stamps_and_module_unplugged() -> None:
+    result = load("dmesg-mlx5", "netdev-cx4lx-caller-id-module-events")
+    bws = result.of_type(PcieBandwidth)
+    assert [(b.device, b.available_gbps, b.width) for b in bws] == [
+        ("0000:0b:00.0", 63.008, 8),
+        ("0000:0b:00.1", 63.008, 8),
+    ]
+    events = result.of_type(KernelEvent)
+    unplugged = [e for e in events if e.module_status == "Cable unplugged"]
+    assert [(e.line, e.time_s, e.device, e.module) for e in unplugged] == [
+        (7, 230.026346, "0000:0b:00.1", 1)
+    ]
+    renamed = [e for e in events if e.netdev]
+    assert [(e.netdev, e.message) for e in renamed] == [
+        ("enp11s0f1np1", "renamed from eth1"),
+        ("enp11s0f0np0", "renamed from eth0"),
+    ]
+
+
+def test_firmware_health_failure() -> None:
+    result = load("dmesg-mlx5", "qemu-devel-cx6dx-health-fw-internal-error")
+    events = result.of_type(KernelEvent)
+    assert len(events) == 23 and {e.category for e in events} == {"health"}
+    miss = [e.device for e in events if "reached miss count" in e.message]
+    assert miss == ["0000:0d:00.0", "0000:0d:00.2", "0000:0d:00.3", "0000:0d:00.4", "0000:0d:00.1"]
+    synd = [e for e in events if e.syndrome]
+    assert [(e.line, e.syndrome) for e in synd] == [(17, "0x1")]
+    assert [e.fw_version for e in events if e.fw_version] == ["22.44.1036"]
+
+
+def test_unrelated_lines_are_skipped_silently() -> None:
+    lines = case("dmesg-mlx5", "netdev-cx4lx-caller-id-module-events").text().split("\n")
+    clean = parse_text("\n".join(lines), "dmesg-mlx5")
+    lines.insert(5, "[  226.9] usb 1-1: new high-speed USB device number 2 using xhci_hcd")
+    result = parse_text("\n".join(lines), "dmesg-mlx5")
+    assert not result.warnings and len(result.records) == len(clean.records)
+
+
+def test_garbled_bandwidth_line_warns_once() -> None:
+    lines = case("dmesg-mlx5", "netdev-cx4lx-caller-id-module-events").text().split("\n")
+    clean = parse_text("\n".join(lines), "dmesg-mlx5")
+    lines.insert(3, "[  226.5] mlx5_core 0000:0b:00.0: ?? Gb/s available PCIe bandwidth (garbled")
+    result = parse_text("\n".join(lines), "dmesg-mlx5")
+    assert [w.line for w in result.warnings] == [4]
+    assert [r.to_json()["type"] for r in result.records] == [
+        r.to_json()["type"] for r in clean.records
+    ]
+
+
+def test_truncated_last_line_warns() -> None:
+    text = case("dmesg-mlx5", "l2fwd-nv-cx6dx-pcie-x8-limited").text()
+    result = parse_text(text[: text.index("(capable of")], "dmesg-mlx5")
+    assert [w.line for w in result.warnings] == [1] and result.records == []

@@ -1,0 +1,396 @@
+"""Switch QoS configs: SONiC config_db, EOS, NX-OS, NVUE, Cumulus traffic.conf → the shared
+normalised records (values read by hand from the real captures under tests/fixtures/evidence)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aifabric.evidence import detect_kind, parse_text
+from aifabric.evidence.cumulus_traffic import PortGroup
+from aifabric.evidence.nvue import NvueCounter
+from aifabric.evidence.sonic_config import (
+    BufferAssignment,
+    BufferProfile,
+    CableLength,
+    DscpMap,
+    EcnConfig,
+    Mtu,
+    PfcConfig,
+    PortQos,
+    QosSetting,
+    QueueConfig,
+    QueueSchedule,
+    SonicPort,
+    TcMap,
+    parse_id_list,
+    size_to_bytes,
+)
+from tests.unit.evidence.fixtures import case, load
+
+KINDS = ("sonic-config-db", "eos-config", "nxos-config", "nvue", "cumulus-traffic-conf")
+
+
+def _sans_lines(records: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for r in records:
+        j = r.to_json()
+        j.pop("line")
+        j.pop("end_line")
+        out.append(j)
+    return out
+
+
+def _insert(text: str, after_line: int, garbage: str) -> str:
+    lines = text.split("\n")
+    lines.insert(after_line, garbage)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def test_size_and_id_list_helpers() -> None:
+    assert size_to_bytes("150", "kbytes") == 153600
+    assert size_to_bytes("146.48 KB") == 149996  # 146.48 * 1024 = 149995.52
+    assert size_to_bytes("1.43 MB") == 1499464  # 1.43 * 1048576 = 1499463.68
+    assert size_to_bytes("2000", "segments") is None
+    assert parse_id_list("3,4") == (3, 4)
+    assert parse_id_list("0-2,5-7") == (0, 1, 2, 5, 6, 7)
+    assert parse_id_list("[0, 1, 2]") == (0, 1, 2)
+    with pytest.raises(ValueError):
+        parse_id_list("banana")
+
+
+# ---------------------------------------------------------------------------- SONiC
+
+
+def test_sonic_utilities_t1_buffers() -> None:
+    r = load("sonic-config-db", "utilities-qos-reload-t1-buffers")
+    assert not r.warnings
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.name == "AZURE" and dscp.line == 461
+    assert dscp.mapping[3] == 3 and dscp.mapping[4] == 4 and dscp.mapping[26] == 1
+    assert dscp.mapping[8] == 0 and dscp.mapping[46] == 5 and dscp.mapping[48] == 6
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.profile == "AZURE_LOSSLESS" and ecn.mode == "ecn_all" and ecn.ecn_enabled
+    assert ecn.min_bytes == 1048576 and ecn.max_bytes == 2097152 and ecn.probability_pct == 5
+    profiles = {p.name: p for p in r.of_type(BufferProfile)}
+    egress = profiles["egress_lossless_profile"]
+    assert egress.lossless and egress.pool == "egress_lossless_pool"
+    assert egress.static_th_bytes == 12766208 and egress.xoff_bytes is None
+    assert profiles["egress_lossy_profile"].dynamic_th == 3
+    assert profiles["egress_lossy_profile"].size_bytes == 1518
+    pgs = [b for b in r.of_type(BufferAssignment) if b.kind == "pg" and b.port == "Ethernet0"]
+    assert {(b.ids, b.profile) for b in pgs} == {((0,), "ingress_lossy_profile")}
+    cables = {c.port: c.length_m for c in r.of_type(CableLength)}
+    assert cables["Ethernet0"] == 300.0 and len(cables) == 32
+    assert r.of_type(PortQos) == [] and r.of_type(QueueConfig) == []  # both tables are {}
+
+
+def test_sonic_voq_linecard_port_qos_and_queues() -> None:
+    r = load("sonic-config-db", "arista7800r3a-voq-linecard-qos")
+    assert not r.warnings
+    qos = {p.scope: p for p in r.of_type(PortQos)}
+    assert qos["global"].port is None and qos["global"].maps == {"dscp_to_tc_map": "AZURE"}
+    eth8 = qos["Ethernet8"]
+    assert eth8.pfc_enable == (3, 4) and eth8.pfcwd_sw_enable == (3, 4)
+    assert eth8.maps["tc_to_pg_map"] == "AZURE"
+    pfc = {p.port: p.priorities for p in r.of_type(PfcConfig)}
+    assert pfc["Ethernet136"] == (3, 4)
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.min_bytes == 2_000_000 and ecn.max_bytes == 10_000_000
+    queues = r.of_type(QueueConfig)
+    first = queues[0]
+    assert first.port == "Ethernet0" and first.queues == (3,)
+    assert first.wred_profile == "AZURE_LOSSLESS" and first.key.startswith("str3-7800-lc8-1|asic0|")
+    tcpg = next(t for t in r.of_type(TcMap) if t.kind == "tc-to-pg")
+    assert tcpg.mapping == {0: 0, 1: 0, 2: 0, 3: 3, 4: 4, 5: 0, 6: 0, 7: 7} and tcpg.line == 3
+    sched = {s.scheduler: s.weight for s in r.of_type(QueueSchedule)}
+    assert sched == {"scheduler.0": 14, "scheduler.1": 15}
+
+
+def test_sonic_reference_format_and_port_table() -> None:
+    r = load("sonic-config-db", "db-migrator-reference-format-3-0-1")
+    assert not r.warnings
+    qos = {p.port: p for p in r.of_type(PortQos)}
+    eth0 = qos["Ethernet0"]
+    assert eth0.maps["dscp_to_tc_map"] == "AZURE"  # "[DSCP_TO_TC_MAP|AZURE]"
+    assert eth0.pfc_enable == (3, 4)
+    pg = next(b for b in r.of_type(BufferAssignment) if b.port == "Ethernet0" and b.ids == (3, 4))
+    assert pg.profile == "pg_lossless_100000_40m_profile"
+    ports = {p.port: p for p in r.of_type(SonicPort)}
+    assert len(ports) == 66
+    mtus = {m.port: m for m in r.of_type(Mtu)}
+    assert mtus["Ethernet0"].mtu_bytes == ports["Ethernet0"].mtu_bytes
+    assert ports["Ethernet0"].speed_gbps is not None
+    q = next(x for x in r.of_type(QueueConfig) if x.port == "Ethernet0" and x.queues == (0,))
+    assert q.scheduler == "scheduler.0"
+
+
+def test_sonic_fragment_from_issue() -> None:
+    r = load("sonic-config-db", "pfcwd-issue-pfc-json-fragment")
+    (pq,) = r.of_type(PortQos)
+    assert pq.port == "Ethernet120" and pq.line == 3 and pq.pfc_enable == (0, 1)
+    assert pq.maps == {"pfc_to_queue_map": "AZURE", "pfc_to_pg_map": "AZURE"}
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.priorities == (0, 1)  # PFC on two priorities, not the single RoCE one (S12)
+
+
+def test_sonic_malformed_json_salvages_tables() -> None:
+    c = case("sonic-config-db", "utilities-qos-reload-t1-buffers")
+    text = c.text()
+    good = parse_text(text, "sonic-config-db")
+    lines = text.split("\n")
+    at = lines.index('    "CABLE_LENGTH": {')  # 0-based: garbage becomes line at+1
+    bad = parse_text(_insert(text, at, "this is not json"), "sonic-config-db")
+    assert len(bad.warnings) == 1 and bad.warnings[0].line == at + 1
+    assert sorted(map(str, _sans_lines(bad.records))) == sorted(map(str, _sans_lines(good.records)))
+
+
+def test_sonic_truncated_capture() -> None:
+    text = case("sonic-config-db", "utilities-qos-reload-t1-buffers").text()
+    cut = "\n".join(text.split("\n")[:470])  # stops inside DSCP_TO_TC_MAP
+    r = parse_text(cut, "sonic-config-db")
+    assert r.warnings and "malformed JSON" in r.warnings[0].message
+    assert r.of_type(BufferProfile)  # tables before the cut survive
+    assert not r.of_type(DscpMap)
+
+
+# ---------------------------------------------------------------------------- EOS
+
+
+def test_eos_amd_dcqcn_profile() -> None:
+    r = load("eos-config", "amd-7388-dcqcn-qos-profile")
+    assert not r.warnings
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.scope == "qos profile QOS_ROCE_DCQCN" and pfc.priorities == (3,) and pfc.enabled
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.queue == 3 and ecn.line == 12 and ecn.min_raw == "2000 segments"
+    assert ecn.min_bytes is None and ecn.probability_pct == 20 and ecn.weight == 0
+    mtus = {m.port: m for m in r.of_type(Mtu)}
+    assert mtus["Ethernet2/5/1"].mtu_bytes == 9214 and mtus["Ethernet2/5/1"].speed_gbps == 200
+    ports = {p.port: p for p in r.of_type(PortQos)}
+    assert ports["Ethernet2/5/5"].maps["service-profile"] == "QOS_ROCE_DCQCN"
+    assert ports[None].trust == "dscp"
+    (tc_dscp,) = r.of_type(TcMap)
+    assert tc_dscp.kind == "tc-to-dscp" and tc_dscp.mapping == {3: 26, 7: 48}
+    assert r.of_type(DscpMap) == []
+
+
+def test_eos_avd_maps() -> None:
+    r = load("eos-config", "avd-qos-maps-service-profile")
+    assert not r.warnings
+    (dscp,) = r.of_type(DscpMap)
+    assert (dscp.line, dscp.end_line) == (87, 89)
+    assert dscp.mapping[26] == 4 and dscp.mapping[8] == 1 and dscp.mapping[46] == 5
+    assert 0 not in dscp.mapping
+    maps = {t.kind: t.mapping for t in r.of_type(TcMap)}
+    assert maps["cos-to-tc"] == {1: 2, 2: 2, 3: 3, 4: 2}  # second line overrides cos 3
+    assert maps["tc-to-queue"] == {6: 2}
+    (mtu,) = r.of_type(Mtu)
+    assert mtu.port == "Ethernet1" and mtu.mtu_bytes == 1500 and mtu.line == 55
+    assert r.of_type(PfcConfig) == [] and r.of_type(EcnConfig) == []
+    rewrite = [s for s in r.of_type(QosSetting) if s.key == "qos rewrite"]
+    assert rewrite[0].value == "dscp"
+    strict = [q for q in r.of_type(QueueSchedule) if q.strict_priority]
+    assert [(q.scope, q.queue) for q in strict] == [("qos profile test", 2)]
+
+
+def test_eos_malformed_line() -> None:
+    text = case("eos-config", "amd-7388-dcqcn-qos-profile").text()
+    good = parse_text(text, "eos-config")
+    bad = parse_text(_insert(text, 3, "qos map dscp banana to traffic-class 3"), "eos-config")
+    assert [w.line for w in bad.warnings] == [4]
+    assert _sans_lines(bad.records) == _sans_lines(good.records)
+
+
+# ---------------------------------------------------------------------------- NX-OS
+
+
+def test_nxos_amd_dcqcn() -> None:
+    r = load("nxos-config", "amd-n9364e-dcqcn")
+    assert not r.warnings
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.name == "QOS_CLASSIFICATION" and dscp.mapping == {26: 3, 48: 7}
+    assert dscp.target == "qos-group"
+    nq = [p for p in r.of_type(PfcConfig) if p.port is None]
+    assert nq[0].priorities == (3,) and nq[0].line == 5
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.queue == 3 and ecn.min_bytes == 950 * 1024 and ecn.max_bytes == 3000 * 1024
+    assert ecn.probability_pct == 7 and ecn.weight == 0 and ecn.ecn_enabled
+    port_pfc = [p for p in r.of_type(PfcConfig) if p.port is not None]
+    assert port_pfc[0].port == "Ethernet1/1/1 - 2" and port_pfc[0].mode == "on"
+    wd = r.records[[x.record_type for x in r.records].index("pfc-watchdog")]
+    assert wd.enabled and wd.line == 46
+    q7 = next(q for q in r.of_type(QueueSchedule) if q.queue == 7)
+    assert q7.strict_priority and q7.priority_level == 1
+    system = next(p for p in r.of_type(PortQos) if p.scope == "system qos")
+    assert system.maps["type network-qos"] == "qos_network"
+
+
+def test_nxos_azure_local_cos_classification() -> None:
+    r = load("nxos-config", "azure-local-storage-qos")
+    assert not r.warnings
+    assert r.of_type(DscpMap) == []
+    (cos,) = r.of_type(TcMap)
+    assert cos.kind == "cos-to-qos-group" and cos.mapping == {3: 3, 7: 7}
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.min_bytes == ecn.max_bytes == 307200 and ecn.probability_pct == 100
+    mtus = [m for m in r.of_type(Mtu)]
+    assert {m.mtu_bytes for m in mtus} == {9216} and mtus[-1].port == "Ethernet1/17"
+    port_pfc = next(p for p in r.of_type(PfcConfig) if p.port == "Ethernet1/17")
+    assert port_pfc.mode == "on send-tlv" and port_pfc.line == 48
+    assert not [x for x in r.records if x.record_type == "pfc-watchdog"]
+
+
+def test_nxos_malformed_line() -> None:
+    text = case("nxos-config", "amd-n9364e-dcqcn").text()
+    good = parse_text(text, "nxos-config")
+    bad = parse_text(_insert(text, 9, "  match dscp banana"), "nxos-config")
+    assert [w.line for w in bad.warnings] == [10]
+    assert _sans_lines(bad.records) == _sans_lines(good.records)
+
+
+# ---------------------------------------------------------------------------- NVUE
+
+
+def test_nvue_show_qos_roce() -> None:
+    r = load("nvue", "show-qos-roce")
+    assert not r.warnings
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.min_raw == "146.48 KB" and ecn.min_bytes == 149996
+    assert ecn.max_bytes == 1499464 and ecn.probability_pct == 100 and ecn.mode == "ECN"
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.priorities == (3,) and pfc.rx_enabled and pfc.tx_enabled and pfc.line == 17
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.mapping[26] == 3 and dscp.mapping[48] == 6 and len(dscp.mapping) == 64
+    sp_tc = next(t for t in r.of_type(TcMap) if t.kind == "switch-priority-to-tc")
+    assert sp_tc.mapping[3] == 3 and sp_tc.mapping[6] == 6 and sp_tc.mapping[4] == 0
+    mode = next(s for s in r.of_type(QosSetting) if s.key == "mode")
+    assert mode.value == "lossless"
+    enable = next(s for s in r.of_type(QosSetting) if s.key == "enable")
+    assert enable.value == "on"  # only in the applied column
+
+
+def test_nvue_interface_status_and_counters() -> None:
+    r = load("nvue", "show-interface-roce-status")
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.scope == "swp16" and dscp.mapping == {26: 3, 48: 6}
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.port == "swp16" and ecn.min_bytes == 156672 and ecn.mode == "ecn, absolute"
+    c = load("nvue", "show-interface-roce-counters")
+    counters = {x.path: x for x in c.of_type(NvueCounter)}
+    drop = counters["tx-stats.tx-roce-stats.unicast-no-buffer-discard"]
+    assert drop.value == 663060754115 and drop.line == 45
+    assert counters["tx-stats.tx-ecn-stats.ecn-marked-packets"].value == 693777677344
+    assert counters["rx-stats.rx-non-roce-stats.buffer-max-usage"].value_bytes == 144
+    assert counters["tx-stats.tx-roce-stats.buffer-usage"].value_bytes == round(7.29 * 1024**2)
+
+
+def test_nvue_malformed_line() -> None:
+    text = case("nvue", "show-qos-roce").text()
+    good = parse_text(text, "nvue")
+    bad = parse_text(_insert(text, 8, "  bogus key   with spaces  x"), "nvue")
+    assert [w.line for w in bad.warnings] == [9]
+    assert _sans_lines(bad.records) == _sans_lines(good.records)
+
+
+def test_nvue_config_yaml() -> None:
+    text = (
+        "- set:\n    qos:\n      roce:\n        enable: on\n        mode: lossless\n"
+        "    interface:\n      swp1:\n        link:\n          mtu: 9216\n"
+    )
+    r = parse_text(text, "nvue")
+    (mtu,) = r.of_type(Mtu)
+    assert mtu.port == "swp1" and mtu.mtu_bytes == 9216 and mtu.line == 9
+    assert any(s.key == "qos.roce.mode" and s.value == "lossless" for s in r.of_type(QosSetting))
+
+
+# ---------------------------------------------------------------------------- Cumulus
+
+
+def test_cumulus_traffic_conf() -> None:
+    r = load("cumulus-traffic-conf", "roce-pfc-ecn-cat")
+    assert not r.warnings
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.target == "internal-cos" and dscp.mapping[26] == 3 and dscp.mapping[48] == 2
+    assert (
+        dscp.mapping[0] == 0 and len(dscp.mapping) == 64 and (dscp.line, dscp.end_line) == (8, 15)
+    )
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.priorities == (3,) and pfc.internal_cos and pfc.rx_enabled and pfc.line == 30
+    assert pfc.enabled is False  # its group is not the one named in pfc.port_group_list
+    groups = {(g.feature, g.name): g for g in r.of_type(PortGroup)}
+    assert groups[("pfc", "ROCE_PFC")].listed and not groups[("pfc", "ROCE_PFC")].settings
+    assert groups[("pfc", "pfc_port_group")].settings["xoff_size"] == "18000"
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.queue == 3 and ecn.min_bytes == 153600 and ecn.max_bytes == 1536000
+    assert ecn.extra["queue_is"] == "internal-cos"
+
+
+def test_cumulus_malformed_line() -> None:
+    text = case("cumulus-traffic-conf", "roce-pfc-ecn-cat").text()
+    good = parse_text(text, "cumulus-traffic-conf")
+    bad = parse_text(_insert(text, 20, "this line has no equals sign"), "cumulus-traffic-conf")
+    assert [w.line for w in bad.warnings] == [21]
+    assert _sans_lines(bad.records) == _sans_lines(good.records)
+
+
+# ---------------------------------------------------------------------------- all kinds
+
+
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [
+        ("sonic-config-db", "utilities-qos-reload-t1-buffers"),
+        ("sonic-config-db", "pfcwd-issue-pfc-json-fragment"),
+        ("eos-config", "amd-7388-dcqcn-qos-profile"),
+        ("eos-config", "avd-qos-maps-service-profile"),
+        ("nxos-config", "amd-n9364e-dcqcn"),
+        ("nxos-config", "azure-local-storage-qos"),
+        ("nvue", "show-qos-roce"),
+        ("nvue", "show-interface-roce-counters"),
+        ("cumulus-traffic-conf", "roce-pfc-ecn-cat"),
+    ],
+)
+def test_detected_without_kind(kind: str, name: str) -> None:
+    assert detect_kind(case(kind, name).text()) == kind
+
+
+def test_eos_vs_nxos_plain_running_config() -> None:
+    eos = "! device: leaf1 (DCS-7050CX3-32S, EOS-4.28.3M)\n!\ninterface Ethernet1\n   mtu 9214\n"
+    nxos = (
+        "!Command: show running-config\nversion 9.3(8)\nfeature lldp\n"
+        "interface Ethernet1/1\n  mtu 9216\n"
+    )
+    assert detect_kind(eos) == "eos-config"
+    assert detect_kind(nxos) == "nxos-config"
+    assert parse_text(nxos, "nxos-config").of_type(Mtu)[0].mtu_bytes == 9216
+
+
+_TOKENS = st.sampled_from(
+    [
+        "interface Ethernet1", "   mtu 9214", "qos map dscp 26 to traffic-class 3",
+        "   priority-flow-control priority 3 no-drop", "   tx-queue 3",
+        "      random-detect ecn minimum-threshold 1 kbytes maximum-threshold 2 x",
+        "policy-map type network-qos X", "  class type network-qos c-8q-nq3",
+        "    pause pfc-cos 3", "class-map type qos match-all R", "  match dscp 1-",
+        "system qos", "!", "", "{", "}", '"PORT": {', '"Ethernet0": {"mtu": "x"},',
+        "traffic.cos_3.priority_source.dscp = [26,", "pfc.port_group_list = [A]",
+        "                   operational  applied", "------------------  -----------  --------",
+        "  pfc-priority      x", "RoCE PCP/DSCP->SP mapping configurations", "=====",
+        "    -  ---  ----", "    0  0    a,b", "- set:", "    qos: [", "\x00\t\x1b",
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(_TOKENS, st.text(max_size=40)), max_size=30))
+def test_parsers_never_raise(kind: str, lines: list[str]) -> None:
+    result = parse_text("\n".join(lines), kind)
+    assert result.kind == kind
