@@ -11,6 +11,7 @@ import typer
 from aifabric import __version__
 from aifabric.cli.check_cmd import check
 from aifabric.cli.design_cmd import design
+from aifabric.cli.estimate_cmd import estimate_cmd
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
 from aifabric.cli.show_cmd import show
@@ -30,6 +31,7 @@ app.command("design")(design)
 app.command("show")(show)
 app.command("check")(check)
 app.command("parse")(parse)
+app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)
 app.command("catalog")(catalog)
 

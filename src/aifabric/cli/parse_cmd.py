@@ -44,37 +44,73 @@ def _kinds_table() -> Table:
     return table
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, width: int = 48) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, dict):
-        return f"{{{len(value)} entries}}"
-    if isinstance(value, (list, tuple)):
-        if len(value) <= 8 and all(isinstance(v, (int, float, str)) for v in value):
-            return ",".join(str(v) for v in value)
-        return f"[{len(value)} items]"
-    text = str(value)
-    return text if len(text) <= 48 else text[:45] + "..."
+        shown = [f"{k}={_cell(v, 16)}" for k, v in value.items() if v not in (0, None, "", {}, [])]
+        text = f"{len(value)} entries" + (": " + ", ".join(shown) if shown else "")
+    elif isinstance(value, (list, tuple)):
+        if all(isinstance(v, (int, float, str, type(None))) for v in value):
+            text = ",".join(_cell(v, 16) for v in value)
+        else:
+            text = f"[{len(value)} items]"
+    else:
+        text = str(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _records_tables(result: ParseResult, limit: int) -> list[Table]:
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and len(value) == 0)
+
+
+def _records_views(result: ParseResult, limit: int) -> list[Table]:
+    """One table per record type; a type whose table would not fit the terminal prints one block
+    per record instead. Fields empty in every shown record are left out."""
     by_type: dict[str, list[dict[str, Any]]] = {}
     for rec in result.records:
         by_type.setdefault(rec.record_type, []).append(rec.to_json())
-    tables = []
+    views = []
     for rtype, rows in by_type.items():
-        columns = [c for c in rows[0] if c not in {"type", "end_line"}]
         shown = rows if limit <= 0 else rows[:limit]
         more = f" (first {len(shown)} of {len(rows)})" if len(shown) < len(rows) else ""
-        table = Table(title=f"{rtype}: {len(rows)}{more}", title_justify="left")
-        for col in columns:
-            table.add_column(col, overflow="fold")
-        for row in shown:
-            table.add_row(*(_cell(row.get(c)) for c in columns))
-        tables.append(table)
-    return tables
+        title = f"{rtype}: {len(rows)}{more}"
+        columns = [
+            c
+            for c in rows[0]
+            if c not in {"type", "line", "end_line"} and not all(_empty(r.get(c)) for r in shown)
+        ]
+        width = sum(
+            3 + max(len(c), *(len(_cell(r.get(c))) for r in shown)) for c in ["line", *columns]
+        )
+        if width <= max(out_console.width, 80):
+            table = Table(title=title, title_justify="left")
+            table.add_column("line", justify="right")
+            for col in columns:
+                table.add_column(col, overflow="fold")
+            for row in shown:
+                table.add_row(str(row.get("line")), *(_cell(row.get(c)) for c in columns))
+            views.append(table)
+            continue
+        grid = Table(title=title, title_justify="left", show_header=False, box=None)
+        grid.add_column("field", style="bold", no_wrap=True)
+        grid.add_column("value", overflow="fold")
+        for i, row in enumerate(shown):
+            if i:
+                grid.add_row("", "")
+            span = row.get("line")
+            if row.get("end_line") not in (None, span):
+                span = f"{span}-{row['end_line']}"
+            grid.add_row("line", str(span))
+            for col in columns:
+                if not _empty(row.get(col)):
+                    grid.add_row(f"  {col}", _cell(row.get(col), 200))
+        views.append(grid)
+    return views
 
 
 def parse(
@@ -128,7 +164,7 @@ def parse(
     counts = Counter(r.record_type for r in result.records)
     summary = ", ".join(f"{n} {t}" for t, n in counts.items())
     out_console.print(f"{name}: {result.kind}{score}: {summary}")
-    for table in _records_tables(result, limit):
+    for table in _records_views(result, limit):
         out_console.print(table)
     if result.warnings:
         err_console.print(f"{len(result.warnings)} warning(s):")

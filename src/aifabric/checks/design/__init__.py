@@ -5,6 +5,7 @@ from aifabric.checks.design import (  # noqa: F401  (each module registers its c
     oversubscription,
     parallelism,
     pcie,
+    performance,
     radix,
     structure,
     switch_class,

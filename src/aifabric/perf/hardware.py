@@ -1,0 +1,172 @@
+"""What the hardware can carry, per direction, before any collective runs (S9, S11, S24).
+
+Every figure is an :class:`~aifabric.explain.Explained` with its formula, inputs and sources
+(shared reference perf-model-and-limits.md §5, §6.3):
+
+* RoCEv2 and InfiniBand framing at the RDMA MTU. RoCE's path MTU is an IB MTU: the largest of
+  256…4096 that fits in ``Ethernet MTU − 96`` (Linux ``iboe_get_mtu``), so Ethernet 9000 still
+  means RDMA MTU 4096 and 1500 means 1024 (§6.3). Per packet on the wire, RoCEv2 adds preamble
+  + IFG 20, Ethernet 14, [VLAN 4], IPv4 20 / IPv6 40, UDP 8, BTH 12, ICRC 4, FCS 4; IB adds LRH 8,
+  BTH 12, ICRC 4, VCRC 2.
+* PCIe effective bandwidth of the NIC's slot and of the GPU (GPUDirect RDMA crosses both).
+* TCP (NCCL's socket transport): per-connection goodput is CPU-bound, far below line rate.
+* NCCL's achieved fraction of the wire goodput (``nic_efficiency``, default 0.97): 400G RoCE
+  49.0·0.97 = 47.5 GB/s (measured 4×400G RoCE ring 190 GB/s = 4×47.5; NCCL maintainers: 46–49
+  per 400G NIC, 24 per 200G, 12 per 100G; reference §2.8, §2.10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from aifabric.catalog.models import PcieGenSpec
+from aifabric.explain import Explained
+
+__all__ = [
+    "IB_MTUS",
+    "NicPath",
+    "framing_efficiency",
+    "nic_goodput",
+    "pcie_effective",
+    "rdma_mtu",
+]
+
+IB_MTUS = (256, 512, 1024, 2048, 4096)
+ROCE_MTU_OVERHEAD = 96
+"""GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 + ICRC 4 (Linux iboe_get_mtu)."""
+
+REF_FRAMING = "shared reference perf-model-and-limits.md §6.3"
+REF_GOODPUT = "nccl-tests#119, #267, #290 (NCCL maintainers: 12/24/46-49 GB/s per 100/200/400G NIC)"
+REF_SOCKET = "nccl#209 (one TCP ring 1.85-2.06 GB/s), nccl#450 (100G TCP busbw 4.5-5.2 GB/s tuned)"
+
+Transport = Literal["ib", "roce", "socket"]
+
+
+def rdma_mtu(eth_mtu: int) -> int:
+    """RoCE path MTU for an Ethernet MTU: the largest IB MTU ≤ ``eth_mtu − 96`` (S11)."""
+    fits = [m for m in IB_MTUS if m <= eth_mtu - ROCE_MTU_OVERHEAD]
+    return fits[-1] if fits else IB_MTUS[0]
+
+
+def _roce_overhead(ipv6: bool, vlan: bool) -> int:
+    return 20 + 14 + (4 if vlan else 0) + (40 if ipv6 else 20) + 8 + 12 + 4 + 4
+
+
+def framing_efficiency(
+    transport: Transport, *, eth_mtu: int = 9000, ipv6: bool = False, vlan: bool = False
+) -> Explained:
+    """Payload share of the wire for full-size packets of ``transport``."""
+    if transport == "ib":
+        payload, over = 4096, 8 + 12 + 4 + 2
+        formula = "eff = P / (P + LRH 8 + BTH 12 + ICRC 4 + VCRC 2)"
+        inputs: dict[str, float | int | str] = {"P": payload}
+    elif transport == "roce":
+        payload, over = rdma_mtu(eth_mtu), _roce_overhead(ipv6, vlan)
+        formula = (
+            "eff = P / (P + 20 preamble/IFG + 14 Eth + VLAN 4? + IP 20/40 + UDP 8 + BTH 12 + "
+            "ICRC 4 + FCS 4), P = RDMA MTU = largest IB MTU <= eth_mtu - 96"
+        )
+        inputs = {"eth_mtu": eth_mtu, "P": payload, "overhead": over}
+    else:
+        mss = eth_mtu - (40 if ipv6 else 20) - 20 - 12
+        payload, over = mss, eth_mtu - mss + 38 + (4 if vlan else 0)
+        formula = "eff = MSS / (MTU + 38 wire), MSS = MTU - IP - TCP 20 - timestamps 12"
+        inputs = {"eth_mtu": eth_mtu, "MSS": mss}
+    eff = payload / (payload + over)
+    return Explained(
+        quantity=f"{transport} framing efficiency",
+        value=round(eff, 4),
+        formula=formula,
+        inputs=inputs,
+        sources=[REF_FRAMING, "S11"],
+    )
+
+
+def pcie_effective(spec: PcieGenSpec, lanes: int, what: str = "PCIe") -> Explained:
+    """Per-direction payload bandwidth of a PCIe link (S9: the effective, not the raw figure)."""
+    eff = spec.effective_GBps(lanes)
+    return Explained(
+        quantity=f"{what} Gen{spec.gen} x{lanes} effective",
+        value=round(eff, 2),
+        unit="GB/s",
+        formula="rate x lanes x encoding / 8 x MPS / (MPS + TLP overhead), MPS 256",
+        inputs={
+            "GT/s": spec.transfer_rate_GTps,
+            "lanes": lanes,
+            "encoding": spec.encoding_efficiency,
+            "tlp_overhead_B": spec.tlp_overhead_bytes,
+        },
+        sources=["S9", spec.source],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NicPath:
+    """One NIC's achievable goodput and what limits it."""
+
+    goodput_GBps: float
+    limit: str
+    """``wire`` (line rate after framing), ``nic-pcie``, ``gpu-pcie`` or ``tcp``."""
+    steps: tuple[Explained, ...]
+
+
+def nic_goodput(
+    *,
+    speed_gbps: float,
+    transport: Transport,
+    eth_mtu: int,
+    nic_pcie: PcieGenSpec,
+    nic_lanes: int,
+    gpu_pcie: PcieGenSpec | None,
+    gpu_lanes: int,
+    gpus_per_nic: float,
+    nic_efficiency: float,
+    tcp_stream_GBps: float = 2.0,
+    tcp_streams: int = 2,
+    ipv6: bool = False,
+    vlan: bool = False,
+) -> NicPath:
+    """Goodput of one NIC port for NCCL traffic: ``min(wire, NIC PCIe, GPU PCIe share) · η``, or
+    for TCP ``min(wire, streams · per-stream)``."""
+    frame = framing_efficiency(transport, eth_mtu=eth_mtu, ipv6=ipv6, vlan=vlan)
+    wire = speed_gbps / 8.0 * float(frame.value)
+    steps: list[Explained] = [frame]
+    candidates: list[tuple[float, str]] = [(wire, "wire")]
+    pcie = pcie_effective(nic_pcie, nic_lanes, "NIC slot PCIe")
+    steps.append(pcie)
+    candidates.append((float(pcie.value), "nic-pcie"))
+    if gpu_pcie is not None and transport != "socket":
+        gp = pcie_effective(gpu_pcie, gpu_lanes, "GPU PCIe")
+        share = float(gp.value) * max(gpus_per_nic, 1.0)
+        steps.append(gp)
+        candidates.append((share, "gpu-pcie"))
+    if transport == "socket":
+        candidates.append((tcp_stream_GBps * tcp_streams, "tcp"))
+    raw, limit = min(candidates)
+    eta = 1.0 if transport == "socket" else nic_efficiency
+    good = raw * eta
+    steps.append(
+        Explained(
+            quantity="NIC goodput",
+            value=round(good, 2),
+            unit="GB/s",
+            formula=(
+                "min(streams x per-stream, wire)"
+                if transport == "socket"
+                else "min(speed/8 x framing, NIC PCIe, GPU PCIe x GPUs per NIC) x eta"
+            ),
+            inputs={
+                "speed_gbps": speed_gbps,
+                "wire_GBps": round(wire, 2),
+                "limit": limit,
+                **(
+                    {"streams": tcp_streams, "per_stream_GBps": tcp_stream_GBps}
+                    if transport == "socket"
+                    else {"eta": nic_efficiency}
+                ),
+            },
+            sources=[REF_SOCKET] if transport == "socket" else [REF_GOODPUT, "S9"],
+        )
+    )
+    return NicPath(good, limit, tuple(steps))

@@ -1,0 +1,412 @@
+"""NCCL's performance model, re-implemented from its description (S24: explainable numbers).
+
+This follows ``src/graph/tuning.cc`` (``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``) and the
+graph-search speed ladder of ``src/graph/search.cc`` as documented in shared reference
+perf-model-and-limits.md §2; the constants are data (``perf/data/nccl.yaml``).
+
+For every (collective, algorithm, protocol) the model gives a latency ``lat`` (µs) and an
+algorithm bandwidth ``bw`` (GB/s, after NCCL's bus→algorithm conversion); the time of one call on
+``nBytes`` is ``t = lat + nBytes / (1000·bw)`` µs, and NCCL runs the pair with the smallest ``t``.
+
+The same function serves twice (see :mod:`aifabric.perf.estimate`): with NCCL's *nominal*
+inputs (what NCCL itself believes: NIC speed/8, its NVLink constants, the speed ladder) it picks
+the algorithm and protocol as NCCL would; with *effective* inputs (goodput after framing, PCIe,
+oversubscription; ``physical=True``) it predicts the time the chosen pair actually takes.
+``physical=True`` changes two things NCCL's selector over- or under-states on purpose:
+
+* NVLS AllReduce: NCCL doubles the per-channel NVLS bandwidth ("pipelines two operations");
+  measured NVLS AllReduce on 8×H100 is algbw ≈ 275 GB/s, busbw ≈ 480 (nccl-tests#212), which
+  is ``B·η·(nCh−1)/nCh`` without the doubling (370.8·0.85·7/8 = 276).
+* Tree on 2 or 3 nodes moves less data across the network than a ring (each node sends S, not
+  2(n−1)/n·S): network bandwidth ×2 on 2 nodes, ×4/3 on 3 (the SimAI calbusbw closed form,
+  reference §2.9; the reason busbw exceeds the NIC rate on 2 nodes, reference §1 caveat 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from aifabric.perf.collectives import Collective
+from aifabric.perf.constants import ALGORITHMS, PROTOCOLS, Algorithm, Arch, NcclConstants, Protocol
+
+__all__ = [
+    "Choice",
+    "Graph",
+    "TunerInputs",
+    "algo_time_parts",
+    "algo_time_us",
+    "choose",
+    "search_graph",
+    "tune",
+]
+
+NcclColl = Literal["allreduce", "allgather", "reducescatter", "broadcast", "reduce"]
+_P = {p: i for i, p in enumerate(PROTOCOLS)}
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """What NCCL's graph search found for one algorithm: channels and per-channel bandwidth."""
+
+    n_channels: int
+    bw_intra: float
+    """GB/s per channel inside a node."""
+    bw_inter: float
+    """GB/s per channel across nodes."""
+    speed: float = 0.0
+    """The speed-ladder step the search settled on, before channel duplication."""
+    duplicated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TunerInputs:
+    """The communicator as NCCL's tuner sees it."""
+
+    n_nodes: int
+    n_ranks: int
+    arch: Arch
+    intra_hw: Literal["nvlink", "pci"]
+    ring: Graph
+    tree: Graph
+    nvls: Graph | None = None
+    """Present when the GPUs sit on an NVSwitch with NVLink SHARP (H100, B200...)."""
+    collnet: Graph | None = None
+    """Present when the network reduces in-switch (InfiniBand SHARP)."""
+    cpu: Literal["intel", "amd", "other"] = "intel"
+    latency_inter_us: float = 0.0
+    physical: bool = False
+    disabled: frozenset[str] = field(default_factory=frozenset)
+    """Algorithms or protocols masked out (``NCCL_ALGO`` / ``NCCL_PROTO``)."""
+
+    @property
+    def ppn(self) -> float:
+        return self.n_ranks / self.n_nodes
+
+
+def _nsteps(coll: NcclColl, n: int) -> int:
+    """Ring steps: 2(n−1) for AllReduce, n−1 for AllGather/ReduceScatter, n otherwise."""
+    if coll == "allreduce":
+        return 2 * (n - 1)
+    if coll in ("allgather", "reducescatter"):
+        return n - 1
+    return n
+
+
+def _col(n_nodes: int) -> int:
+    return 0 if n_nodes == 1 else 1 if n_nodes == 2 else 2
+
+
+def search_graph(
+    c: NcclConstants,
+    arch: Arch,
+    *,
+    n_nodes: int,
+    gpus_per_node: int,
+    intra_total_GBps: float,
+    nic_GBps: float,
+    nics_per_node: int,
+    max_channels: int | None = None,
+    duplicate: bool = True,
+) -> Graph:
+    """Emulate the graph search's outcome: the speed-ladder step ``s`` and channel count ``nCh``
+    that maximise ``nCh·s`` under the per-GPU intra-node bandwidth and (across nodes) the NIC
+    bandwidth, at most ``max_search_channels`` channels; then NCCL's channel duplication
+    (``ncclTopoDupChannels``: double when ``s ≥ 25``, except on Hopper+ when ``s < 50`` and
+    ``nCh > 4``; the per-channel bandwidth halves, the total is unchanged).
+
+    A simplification of search.cc, which also explores ring orders and PCI paths; it reproduces
+    the channel counts seen in real logs (e.g. 8×H100 one node: 6 channels at 60 → 12 at 30)."""
+    inter = n_nodes > 1
+    cap = max_channels or c.max_search_channels
+    best: tuple[float, int, float] = (0.0, 0, 0.0)
+    target = max(intra_total_GBps, nic_GBps * nics_per_node if inter else 0.0)
+    for s in c.speeds(arch, inter):
+        n = min(cap, math.floor(intra_total_GBps / s + 1e-9))
+        if inter:
+            n = min(n, nics_per_node * math.floor(nic_GBps / s + 1e-9))
+        if n < 1:
+            continue
+        if n * s > best[0] + 1e-9:
+            best = (n * s, n, s)
+        if n * s >= target - 1e-9:
+            break
+    _, n_ch, s = best
+    if n_ch == 0:  # slower than the last ladder step: one channel at whatever there is
+        s = min(intra_total_GBps, nic_GBps if inter else intra_total_GBps)
+        n_ch = 1
+    dup = (
+        duplicate
+        and s >= 25.0
+        and not (arch in ("hopper", "blackwell") and s < 50.0 and n_ch > 4)
+        and n_ch * 2 <= max(c.max_search_channels, n_ch * 2)
+    )
+    if dup:
+        n2 = min(n_ch * 2, c.max_search_channels)
+        if n2 > n_ch:
+            factor = math.ceil(n2 / n_ch)
+            return Graph(n2, s / factor, s / factor, speed=s, duplicated=True)
+    return Graph(n_ch, s, s, speed=s)
+
+
+def _enabled(inp: TunerInputs, coll: NcclColl, algo: Algorithm, proto: Protocol) -> bool:
+    if algo in inp.disabled or proto in inp.disabled:
+        return False
+    if coll in ("broadcast", "reduce") and algo != "ring":
+        return False
+    if coll in ("allgather", "reducescatter") and algo not in (
+        "pat",
+        "ring",
+        "nvls",
+        "collnet_direct",
+    ):
+        return False
+    if coll == "allreduce" and algo == "pat":
+        return False
+    if (
+        algo in ("nvls", "nvls_tree", "collnet_direct", "collnet_chain", "pat")
+        and proto != "Simple"
+    ):
+        return False
+    if algo == "pat" and not (inp.n_nodes == inp.n_ranks and inp.n_nodes > 1):
+        return False  # PAT needs one GPU per node
+    if algo in ("nvls", "nvls_tree") and inp.nvls is None:
+        return False
+    if algo == "nvls_tree" and inp.n_nodes == 1:
+        return False
+    if algo == "nvls" and inp.n_nodes > 1 and inp.collnet is None:
+        return False
+    if algo in ("collnet_direct", "collnet_chain") and inp.collnet is None:
+        return False
+    if (
+        algo in ("nvls", "collnet_direct")
+        and coll in ("allgather", "reducescatter")
+        and inp.n_nodes > 1
+    ):
+        return False  # needs collnet AllGather/ReduceScatter support and 1:1 GPU:NIC heads
+    # LL128 only on NVLink-class intra paths (tuning.cc: typeIntra <= PATH_NVB)
+    return not (proto == "LL128" and inp.intra_hw != "nvlink")
+
+
+def _graph(inp: TunerInputs, algo: Algorithm) -> Graph:
+    if algo in ("nvls", "nvls_tree") and inp.nvls is not None:
+        return inp.nvls
+    if algo in ("collnet_direct", "collnet_chain") and inp.collnet is not None:
+        return inp.collnet
+    if algo == "tree":
+        return inp.tree
+    return inp.ring
+
+
+def _bandwidth(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl, algo: Algorithm, proto: Protocol
+) -> float:
+    """Algorithm bandwidth (GB/s) of one (coll, algo, proto): tuning.cc busBw, its refinements and
+    the bus→algorithm conversion."""
+    g = _graph(inp, algo)
+    col = _col(inp.n_nodes)
+    n, nodes, ppn = inp.n_ranks, inp.n_nodes, inp.ppn
+    arch = inp.arch
+    llrow = arch if nodes == 1 else ("ampere" if inp.cpu == "amd" else "volta")
+    ll_max = c.ll_max_bw_GBps[llrow][col]
+    collnet = algo in ("collnet_direct", "collnet_chain")
+    bw = g.bw_intra if nodes <= 2 or collnet else g.bw_inter
+    if algo in ("nvls", "nvls_tree"):
+        if g.n_channels < 2:
+            return 0.0
+        intra = g.bw_intra * c.nvls_efficiency[arch] * (g.n_channels - 1) / g.n_channels
+        if coll == "allreduce":
+            # NCCL: x2 ("pipelines two operations"); measured: algbw = B·η·(nCh−1)/nCh, i.e. a
+            # busBw of that x 2(n−1)/n before the bus→algorithm conversion below
+            intra *= 2.0 * (n - 1) / n if inp.physical else 2.0
+        else:
+            intra *= (ppn - 1) / ppn
+        inter = g.bw_inter * (2.0 if nodes <= 2 and algo == "nvls_tree" else 1.0)
+        bw = min(intra, inter)
+        if algo == "nvls_tree":
+            bw = min(bw, c.per_ch_max_nvls_tree_bw_GBps[arch][col])
+    if inp.physical and nodes > 1 and not collnet and algo in ("ring", "tree"):
+        # what the wire carries: the network-bound per-channel rate, never NVLink's, even on 2
+        # nodes (NCCL's selector uses bwIntra there); a tree on 2 or 3 nodes sends S per node
+        # where a ring sends ~2S, so its network term is x2 or x4/3
+        boost = (
+            2.0
+            if (algo == "tree" and nodes == 2)
+            else 4.0 / 3.0
+            if algo == "tree" and nodes == 3
+            else 1.0
+        )
+        bw = min(g.bw_inter * boost, g.bw_intra)
+    bus = g.n_channels * bw
+    if algo == "ring" and proto == "LL":
+        bus = min(ll_max, bus * 0.5)
+    if algo == "ring" and proto == "LL128":
+        factor = c.ring_ll128_factor if ppn >= 2 else c.ring_ll128_factor_ppn1
+        bus = min(bus * factor, g.n_channels * c.per_ch_max_ring_ll128_bw_GBps[arch][col])
+    if algo == "tree" and coll == "allreduce":
+        bus = min(bus * 0.92, g.n_channels * c.per_ch_max_tree_bw_GBps[arch][col])
+    if algo == "tree" and proto == "LL":
+        bus = min(bus / 3.8, ll_max)
+    if algo == "tree" and proto == "LL128":
+        bus = min(
+            bus * (7.0 / 9.0 if nodes == 1 else 120.0 / 128.0),
+            g.n_channels * c.per_ch_max_tree_ll128_bw_GBps[arch][col],
+        )
+    if algo == "pat":
+        bus *= 0.75
+    if algo == "collnet_direct":
+        if coll in ("allgather", "reducescatter"):
+            bus = ppn * min(g.bw_intra, g.bw_inter * 0.9)
+        else:
+            f = ppn / g.n_channels
+            f -= (f - 1) / 2
+            bus /= f
+            if arch in ("hopper", "blackwell"):
+                bus *= 0.85
+    # bus -> algorithm bandwidth
+    if not (algo != "ring" and coll in ("allgather", "reducescatter")):
+        if algo in ("ring", "nvls", "nvls_tree"):
+            bus *= n / _nsteps(coll, n)
+        else:
+            bus *= 0.5
+    return bus
+
+
+def _latency(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl, algo: Algorithm, proto: Protocol
+) -> float:
+    """Latency (µs) of one call: tuning.cc base + hardware latencies per step."""
+    p = _P[proto]
+    n, nodes = inp.n_ranks, inp.n_nodes
+    ppn = n // nodes
+    intra_lat = c.hw_latency_us[inp.intra_hw][algo][p]
+    inter_algo = "tree" if ppn == 1 else algo
+    inter_lat = c.hw_latency_us["net"][inter_algo][p] + inp.latency_inter_us
+    if proto == "Simple":
+        inter_lat += inp.latency_inter_us
+    lat = c.base_latency_us[algo][p]
+    log2n = int(math.log2(nodes)) if nodes > 0 else 0
+    if algo == "ring":
+        hw = "net" if nodes > 1 else inp.intra_hw
+        step = c.hw_latency_us[hw]["ring"][p]
+        nsteps = _nsteps(coll, n)
+        if coll in ("broadcast", "reduce"):
+            # rings differ per channel in general: one chunk latency per step
+            step = c.hw_latency_us[hw]["tree"][p] if proto == "Simple" else step
+            return lat + nsteps * step
+        overhead = 0.0
+        if nodes > 1:
+            overhead = c.net_overhead_us.get(inp.cpu, 1.0) * (3.0 if proto == "Simple" else 1.0)
+        intra = max(intra_lat, overhead)
+        inter_steps = 0 if nodes == 1 else 2 * (nodes - 1) if coll == "allreduce" else nodes - 1
+        return lat + (nsteps - inter_steps) * intra + inter_steps * inter_lat
+    if algo == "tree":
+        return lat + 2 * ((ppn - 1) * intra_lat + log2n * inter_lat)
+    if algo == "collnet_direct":
+        return lat + 2 * (min(1, ppn - 1) * intra_lat + (ppn - 1) * 0.4) + inter_lat
+    if algo == "collnet_chain":
+        return lat + 2 * (ppn - 1) * intra_lat + inter_lat
+    if algo == "nvls":
+        return intra_lat + (inter_lat if nodes > 1 else 0.0)
+    if algo == "nvls_tree":
+        return lat + intra_lat + 2 * log2n * inter_lat
+    # pat
+    return lat + log2n * (inter_lat / 3.5) + n * 2.8
+
+
+def tune(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl
+) -> dict[tuple[Algorithm, Protocol], tuple[float, float]]:
+    """``{(algo, proto): (latency_us, algbw_GBps)}`` for every enabled pair with bandwidth > 0."""
+    table: dict[tuple[Algorithm, Protocol], tuple[float, float]] = {}
+    for algo in ALGORITHMS:
+        for proto in PROTOCOLS:
+            if not _enabled(inp, coll, algo, proto):
+                continue
+            bw = _bandwidth(c, inp, coll, algo, proto)
+            if bw > 0:
+                table[(algo, proto)] = (_latency(c, inp, coll, algo, proto), bw)
+    return table
+
+
+def algo_time_parts(
+    c: NcclConstants,
+    inp: TunerInputs,
+    coll: NcclColl,
+    algo: Algorithm,
+    proto: Protocol,
+    lat: float,
+    bw: float,
+    n_bytes: float,
+) -> tuple[float, float]:
+    """``ncclTopoGetAlgoTime`` split in its two terms ``(lat, S/(1000·bw))`` in µs, after the
+    tree correction by size and the ring plateau."""
+    log_size = int(math.log2(n_bytes / 64)) if n_bytes >= 64 else -1
+    if algo == "tree" and coll == "allreduce" and 0 <= log_size < 23:
+        bw *= c.tree_correction[_P[proto]][log_size]
+    if (
+        algo == "nvls_tree"
+        and coll == "allreduce"
+        and 0 <= log_size < 24
+        and inp.arch == "blackwell"
+        and inp.cpu in ("intel", "amd")
+    ):
+        bw *= c.tree_correction[_P[proto]][log_size]
+    if (
+        algo == "ring"
+        and proto == "Simple"
+        and inp.n_nodes > 1
+        and coll == "allreduce"
+        and n_bytes / (inp.ring.n_channels * inp.n_ranks) >= 64
+    ):
+        lat *= c.ring_plateau[0] if inp.arch == "volta" else c.ring_plateau[1]
+    return lat, n_bytes / (1000.0 * bw)
+
+
+def algo_time_us(
+    c: NcclConstants,
+    inp: TunerInputs,
+    coll: NcclColl,
+    algo: Algorithm,
+    proto: Protocol,
+    lat: float,
+    bw: float,
+    n_bytes: float,
+) -> float:
+    """``ncclTopoGetAlgoTime``: ``lat + S/(1000·bw)`` µs (see :func:`algo_time_parts`)."""
+    a, b = algo_time_parts(c, inp, coll, algo, proto, lat, bw, n_bytes)
+    return a + b
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The pair NCCL would run and the model's figures for it."""
+
+    algorithm: Algorithm
+    protocol: Protocol
+    time_us: float
+    latency_us: float
+    algbw_GBps: float
+    """Model algorithm bandwidth, before the size-dependent tree correction."""
+
+
+def choose(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl, n_bytes: float
+) -> tuple[Choice, dict[tuple[Algorithm, Protocol], float]]:
+    """The minimum-time pair (NCCL's selection) and the time of every candidate."""
+    table = tune(c, inp, coll)
+    times = {
+        key: algo_time_us(c, inp, coll, key[0], key[1], lat, bw, n_bytes)
+        for key, (lat, bw) in table.items()
+    }
+    if not times:
+        raise ValueError(f"no algorithm enabled for {coll}")
+    best = min(times, key=lambda k: times[k])
+    lat, bw = table[best]
+    return Choice(best[0], best[1], times[best], lat, bw), times
+
+
+def collective_for_tuner(coll: Collective) -> NcclColl | None:
+    """AlltoAll is not an NCCL collective (it is grouped send/recv); everything else maps 1:1."""
+    return None if coll == "alltoall" else coll

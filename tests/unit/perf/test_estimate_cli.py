@@ -1,0 +1,90 @@
+"""``aifabric estimate`` and the estimate inside ``aifabric check`` (contracts.md keys)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURE = ROOT / "tests/fixtures/evidence/nccl-tests/olivia-gh200-slingshot-v2.18.3/input.txt"
+
+
+def test_json_keys_follow_the_contract() -> None:
+    res = run_cli("estimate", "--nodes", "4", "-b", "1M", "-e", "1G", "-f", "4", "--format", "json")
+    assert res.code == 0, res.err
+    doc = res.json()
+    assert {"rows", "bottleneck", "explain"} <= set(doc)
+    assert len(doc["rows"]) == 6  # 1M, 4M, 16M, 64M, 256M, 1G
+    for row in doc["rows"]:
+        assert {
+            "size_bytes",
+            "time_us",
+            "algbw_GBps",
+            "busbw_GBps",
+            "algorithm",
+            "protocol",
+        } <= set(row)
+    assert doc["rows"][0]["size_bytes"] == 1 << 20
+    assert doc["assumed"]  # flags left out are listed, not silently guessed
+
+
+def test_single_size_and_explain() -> None:
+    res = run_cli("estimate", "--size", "8G", "--nodes", "2", "--gpu", "A100", "--nic-speed",
+                  "200G", "--transport", "ib", "--explain")  # fmt: skip
+    assert res.code == 0, res.err
+    assert "8 GiB" in res.out and "How the numbers were computed" in res.out
+    assert "ib framing efficiency" in res.out
+
+
+def test_masks_like_nccl_algo() -> None:
+    res = run_cli("estimate", "--size", "1G", "--nodes", "4", "--algo", "ring", "--proto",
+                  "simple", "--format", "json")  # fmt: skip
+    row = res.json()["rows"][0]
+    assert (row["algorithm"], row["protocol"]) == ("Ring", "Simple")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--size", "8Gb"),
+        ("--nic-speed", "400"),
+        ("--algo", "bogus"),
+        ("--nccl-version", "1.2"),
+        ("--gpu", "Z9000"),
+        ("-b", "1G", "-e", "1M"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: tuple[str, ...]) -> None:
+    res = run_cli("estimate", *args)
+    assert res.code == 2
+    assert "Traceback" not in res.err
+    assert len(res.err.strip().splitlines()) == 1, res.err
+
+
+def test_calibrate_on_real_results() -> None:
+    flags = ["--gpu", "H100", "--gpus-per-node", "4", "--nics-per-node", "4", "--nic-speed", "200G"]
+    res = run_cli("estimate", "--calibrate", str(FIXTURE), *flags, "--format", "json")
+    assert res.code == 0, res.err
+    doc = res.json()
+    cal = doc["calibration"]
+    assert cal["rms_error_after_pct"] <= cal["rms_error_before_pct"]
+    assert len(cal["rows"]) == 28
+    assert doc["ranks"] == 8
+
+
+def test_check_reports_expected_busbw() -> None:
+    res = run_cli("check", str(ROOT / "examples/s7-worked-example.yaml"), "--format", "json")
+    est = res.json()["estimate"]
+    assert est is not None and est["rows"][-1]["size_bytes"] == 8 << 30
+    assert est["peak_busbw_GBps"] == pytest.approx(8 * 24, rel=0.05)
+    table = run_cli("check", str(ROOT / "examples/s7-worked-example.yaml"))
+    assert "Expected AllReduce busbw" in table.out
+
+
+def test_check_flags_a_tcp_design_below_s23() -> None:
+    res = run_cli("check", str(ROOT / "examples/s17-case-study-before.yaml"), "--format", "json")
+    ids = [f["check"] for f in res.json()["findings"]]
+    assert "design.expected-busbw" in ids
