@@ -102,6 +102,30 @@ CASES: dict[str, str] = {
             return {"files": len(texts)}
         per_second = n * len(texts)
     """,
+    "estimate: 10,000 single-size AllReduce estimates, one platform": """
+        p = Platform(gpu=cat.gpu("H100"), nodes=16, gpus_per_node=8, nics_per_node=8,
+                     nic_speed_gbps=400, transport="roce", nic_pcie=cat.pcie_gen(5),
+                     gpu_pcie=cat.pcie_gen(5))
+        n = 10000
+        def step():
+            for i in range(n):
+                estimate(p, "allreduce", [1 << (10 + i % 24)])
+            return {"sizes": 24}
+        per_second = n
+    """,
+    "estimate: 10,000 single-size estimates, a new platform each time": """
+        p = Platform(gpu=cat.gpu("H100"), nodes=16, gpus_per_node=8, nics_per_node=8,
+                     nic_speed_gbps=400, transport="roce", nic_pcie=cat.pcie_gen(5),
+                     gpu_pcie=cat.pcie_gen(5))
+        n = 10000
+        colls = ["allreduce", "allgather", "alltoall", "reducescatter"]
+        def step():
+            for i in range(n):
+                q = replace(p, nodes=2 + i % 997, nics_per_node=1 + i % 8)
+                estimate(q, colls[i % 4], [1 << (10 + i % 24)])
+            return {"platforms": n}
+        per_second = n
+    """,
 }
 
 PRELUDE = """
@@ -113,6 +137,8 @@ from aifabric.design import design_fabric
 from aifabric.model import DesignSpec, read_document, write_fabric
 from aifabric.topology.graph import fabric_graph
 from aifabric.evidence import parse_text
+from aifabric.perf.estimate import Platform, estimate
+from dataclasses import replace
 cat = load_catalog()
 tmp = sys.argv[1]
 FIXTURES = Path(sys.argv[3]) / "tests" / "fixtures" / "evidence"

@@ -27,6 +27,30 @@ class Explained(BaseModel):
     )
     note: str | None = None
 
+    @classmethod
+    def fast(
+        cls,
+        *,
+        quantity: str,
+        value: float | int | str,
+        formula: str,
+        unit: str = "",
+        inputs: dict[str, float | int | str] | None = None,
+        sources: list[str] | None = None,
+        note: str | None = None,
+    ) -> Explained:
+        """Build without validation, for hot paths whose arguments are already typed (mypy
+        checks them): ~10x cheaper than the validating constructor."""
+        return cls.model_construct(
+            quantity=quantity,
+            value=value,
+            unit=unit,
+            formula=formula,
+            inputs=inputs or {},
+            sources=sources or [],
+            note=note,
+        )
+
     def line(self) -> str:
         """One human line: ``leaves = 16  [L = ceil(S / s_leaf); S=128, s_leaf=8]``."""
         unit = f" {self.unit}" if self.unit else ""

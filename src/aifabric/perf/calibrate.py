@@ -120,7 +120,7 @@ def calibrate(
                 "protocol": ra.protocol,
             }
         )
-    step = Explained(
+    step = Explained.fast(
         quantity="calibration",
         value=f"latency x{x:.3g}, bandwidth x{1 / y:.3g}",
         formula="min over x, y of sum(((x·alpha_i + y·beta_i - t_i) / t_i)^2); bandwidth = 1/y",

@@ -24,8 +24,9 @@ step per peer batch of 8.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 from aifabric.catalog.models import GpuSpec, PcieGenSpec
@@ -83,7 +84,7 @@ class FabricFactor:
     (:meth:`share`)."""
 
     value: float = 1.0
-    steps: tuple[Explained, ...] = ()
+    steps: tuple[Explained, ...] = field(default=(), compare=False)
     crosses: str = "leaf"
     """Highest tier the job crosses: ``none``, ``leaf``, ``spine``, ``super-spine``."""
     uplinks: int = 0
@@ -95,7 +96,13 @@ class FabricFactor:
     ecmp: bool = False
 
     def share(
-        self, *, pattern: str, n_channels: int, nics_per_node: int, node_GBps: float
+        self,
+        *,
+        pattern: str,
+        n_channels: int,
+        nics_per_node: int,
+        node_GBps: float,
+        explain: bool = False,
     ) -> tuple[float, Explained | None]:
         """Share of ``node_GBps`` the crossing flows get.
 
@@ -117,7 +124,9 @@ class FabricFactor:
         m, u = self.uplinks, self.uplink_GBps
         load = ecmp_expected_max(k, m) if self.ecmp else max(k / m, 1.0)
         share = min(1.0, u / (load * d)) if d > 0 else 1.0
-        step = Explained(
+        if not explain:
+            return share * self.value, None
+        step = Explained.fast(
             quantity="fabric share",
             value=round(share, 4),
             formula=(
@@ -209,9 +218,14 @@ class Estimate:
     ranks: int
     rows: tuple[Row, ...]
     bottleneck: dict[str, Any]
-    explain: tuple[Explained, ...]
     peak_busbw_GBps: float
     """Large-message bus bandwidth the platform bounds (the asymptote of the sweep)."""
+    explainer: Callable[[], tuple[Explained, ...]] = field(repr=False, compare=False)
+
+    @property
+    def explain(self) -> tuple[Explained, ...]:
+        """Formula, inputs and sources of every figure (S24), built on demand."""
+        return self.explainer()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -233,7 +247,8 @@ class _Derived:
     net_eff: float
     share: float
     nic: NicPath
-    steps: tuple[Explained, ...]
+    intra_nom: float
+    nic_nom: float
 
 
 def sweep_sizes(min_bytes: int, max_bytes: int, factor: float = 2.0) -> list[int]:
@@ -261,7 +276,9 @@ def _intra_nominal(p: Platform) -> tuple[float, Literal["nvlink", "pci"]]:
     return 24.0, "pci"
 
 
+@lru_cache(maxsize=256)
 def _derive(p: Platform) -> _Derived:
+    """Nominal and effective tuner inputs of a platform (cached: platforms are frozen)."""
     if p.nodes < 1 or p.gpus_per_node < 1:
         raise InputError("nodes and GPUs per node must be at least 1")
     if p.nodes > 1 and (p.nics_per_node < 1 or p.nic_speed_gbps <= 0):
@@ -269,7 +286,6 @@ def _derive(p: Platform) -> _Derived:
     c = load_constants(p.nccl_release)
     arch = p.arch
     intra_nom, intra_hw = _intra_nominal(p)
-    steps: list[Explained] = []
     gpus_per_nic = p.gpus_per_node / max(p.nics_per_node, 1)
     nic = nic_goodput(
         speed_gbps=p.nic_speed_gbps,
@@ -328,7 +344,7 @@ def _derive(p: Platform) -> _Derived:
     if p.gpus_per_node == 1:
         intra_eff = math.inf
     node_net = nic.goodput_GBps * p.nics_per_node
-    share, share_step = p.fabric.share(
+    share, _ = p.fabric.share(
         pattern="ring",
         n_channels=ring.n_channels,
         nics_per_node=p.nics_per_node,
@@ -358,8 +374,29 @@ def _derive(p: Platform) -> _Derived:
         collnet=eff(collnet_nom),
         physical=True,
     )
+    return _Derived(c, nominal, effective, intra_eff, net_eff, share, nic, intra_nom, nic_nom)
+
+
+def _derive_steps(p: Platform, d: _Derived) -> list[Explained]:
+    """How :func:`_derive` got its figures (built only when an explanation is asked for)."""
+    c, ring, nic = d.const, d.nominal.ring, d.nic
+    intra_nom, nic_nom, intra_eff, net_eff, share = (
+        d.intra_nom,
+        d.nic_nom,
+        d.intra_eff,
+        d.net_eff,
+        d.share,
+    )
+    _, share_step = p.fabric.share(
+        pattern="ring",
+        n_channels=ring.n_channels,
+        nics_per_node=p.nics_per_node,
+        node_GBps=nic.goodput_GBps * p.nics_per_node,
+        explain=True,
+    )
+    steps: list[Explained] = []
     steps.append(
-        Explained(
+        Explained.fast(
             quantity="NCCL graph (ring/tree)",
             value=f"{ring.n_channels} channels x {ring.bw_inter:g} GB/s",
             formula=(
@@ -378,7 +415,7 @@ def _derive(p: Platform) -> _Derived:
         )
     )
     steps.append(
-        Explained(
+        Explained.fast(
             quantity="intra-node bandwidth per GPU",
             value=round(intra_eff, 2) if math.isfinite(intra_eff) else "n/a (1 GPU per node)",
             unit="GB/s",
@@ -397,7 +434,7 @@ def _derive(p: Platform) -> _Derived:
         if share_step is not None:
             steps.append(share_step)
         steps.append(
-            Explained(
+            Explained.fast(
                 quantity="network bandwidth per node",
                 value=round(net_eff, 2),
                 unit="GB/s",
@@ -410,7 +447,7 @@ def _derive(p: Platform) -> _Derived:
                 sources=["shared reference perf-model-and-limits.md §2.10"],
             )
         )
-    return _Derived(c, nominal, effective, intra_eff, net_eff, share, nic, tuple(steps))
+    return steps
 
 
 def _bound(p: Platform, d: _Derived) -> dict[str, Any]:
@@ -447,16 +484,15 @@ def _bound(p: Platform, d: _Derived) -> dict[str, Any]:
     }
 
 
-def _alltoall_row(p: Platform, d: _Derived, size: int) -> tuple[Row, Explained | None]:
+def _alltoall_row(p: Platform, d: _Derived, size: int) -> Row:
     n, g = p.ranks, p.gpus_per_node
     c = d.const
-    share_step: Explained | None = None
     remote = size * (n - g) / n
     local = size * (g - 1) / n
     per_gpu_net = d.net_eff / g if p.nodes > 1 else math.inf
     if p.nodes > 1:
         node = d.nic.goodput_GBps * p.nics_per_node
-        share, share_step = p.fabric.share(
+        share, _ = p.fabric.share(
             pattern="alltoall",
             n_channels=d.nominal.ring.n_channels,
             nics_per_node=p.nics_per_node,
@@ -471,8 +507,7 @@ def _alltoall_row(p: Platform, d: _Derived, size: int) -> tuple[Row, Explained |
     t = alpha + max(t_net, t_loc) / p.efficiency.bandwidth
     alg = size / 1e9 / (t * 1e-6)
     neck = "latency" if alpha >= 0.5 * t else ("network" if t_net >= t_loc else "nvlink")
-    row = Row(size, t, alg, alg * busbw_factor("alltoall", n), "p2p", "Simple", neck, alpha)
-    return row, share_step
+    return Row(size, t, alg, alg * busbw_factor("alltoall", n), "p2p", "Simple", neck, alpha)
 
 
 def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterable[int]) -> Estimate:
@@ -485,13 +520,11 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
         raise InputError("no message sizes to estimate")
     bound = _bound(p, d)
     eff_tables: dict[str, Any] = {}
-    a2a_step: Explained | None = None
     for size in sizes:
         if size <= 0:
             raise InputError(f"message size must be positive, got {size}")
         if collective == "alltoall":
-            row, a2a_step = _alltoall_row(p, d, size)
-            rows.append(row)
+            rows.append(_alltoall_row(p, d, size))
             continue
         coll: NcclColl = collective
         if n == 1:
@@ -524,23 +557,36 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
             )
         )
     peak = _peak_busbw(p, d, collective)
-    steps = [*d.steps, _row_explained(p, collective, rows[-1], d)]
-    if a2a_step is not None:
-        steps.append(a2a_step)
-    steps.append(
-        Explained(
-            quantity="peak busbw (large messages)",
-            value=round(peak, 2),
-            unit="GB/s",
-            formula=(
-                "1 node: B_intra (ring) or NVLS; n nodes: min(B_intra, B_net) "
-                "(ring busbw does not depend on the node count, reference §2.10)"
-            ),
-            inputs={"B_intra": _r(d.intra_eff), "B_net": _r(d.net_eff)},
-            sources=["shared reference perf-model-and-limits.md §2.10", "S23"],
+    last = rows[-1]
+
+    def explain() -> tuple[Explained, ...]:
+        steps = [*_derive_steps(p, d), _row_explained(p, collective, last, d)]
+        if collective == "alltoall" and p.nodes > 1:
+            _, a2a = p.fabric.share(
+                pattern="alltoall",
+                n_channels=d.nominal.ring.n_channels,
+                nics_per_node=p.nics_per_node,
+                node_GBps=d.nic.goodput_GBps * p.nics_per_node,
+                explain=True,
+            )
+            if a2a is not None:
+                steps.append(a2a)
+        steps.append(
+            Explained.fast(
+                quantity="peak busbw (large messages)",
+                value=round(peak, 2),
+                unit="GB/s",
+                formula=(
+                    "1 node: B_intra (ring) or NVLS; n nodes: min(B_intra, B_net) "
+                    "(ring busbw does not depend on the node count, reference §2.10)"
+                ),
+                inputs={"B_intra": _r(d.intra_eff), "B_net": _r(d.net_eff)},
+                sources=["shared reference perf-model-and-limits.md §2.10", "S23"],
+            )
         )
-    )
-    return Estimate(collective, n, tuple(rows), bound, tuple(steps), peak)
+        return tuple(steps)
+
+    return Estimate(collective, n, tuple(rows), bound, peak, explain)
 
 
 _ALGO_NAMES = {
@@ -561,7 +607,7 @@ def _r(x: float) -> float | str:
 def _peak_busbw(p: Platform, d: _Derived, collective: Collective) -> float:
     big = 16 << 30
     if collective == "alltoall":
-        return _alltoall_row(p, d, big)[0].busbw_GBps
+        return _alltoall_row(p, d, big).busbw_GBps
     if p.ranks == 1:
         return 0.0
     pick, _ = choose(d.const, d.nominal, collective, big)
@@ -572,7 +618,7 @@ def _peak_busbw(p: Platform, d: _Derived, collective: Collective) -> float:
 
 
 def _row_explained(p: Platform, collective: Collective, row: Row, d: _Derived) -> Explained:
-    return Explained(
+    return Explained.fast(
         quantity=f"{collective} at {row.size_bytes} B",
         value=round(row.busbw_GBps, 2),
         unit="GB/s busbw",

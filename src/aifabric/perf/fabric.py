@@ -148,7 +148,7 @@ def _fabric_factor(
                     seen.add(leaf)
     pods = {s.pod for s in job}
     if not any(len(v) > 1 for v in leaves_per_rail.values()):
-        step = Explained(
+        step = Explained.fast(
             quantity="tier crossed",
             value="leaf only",
             formula="every server of the job reaches the same leaf on each rail",
@@ -174,7 +174,7 @@ def _fabric_factor(
         lb = "ecmp" if transport == "roce" else "adaptive"
     rail = ports_on_leaf[busiest] <= servers_on_leaf[busiest]  # one port per server: a rail leaf
     steps = (
-        Explained(
+        Explained.fast(
             quantity="tier crossed",
             value=crosses,
             formula="servers of the job reach different leaves: some hops cross the spines",

@@ -25,6 +25,7 @@ from aifabric.explain import Explained
 
 __all__ = [
     "IB_MTUS",
+    "NicInputs",
     "NicPath",
     "framing_efficiency",
     "nic_goodput",
@@ -53,30 +54,36 @@ def _roce_overhead(ipv6: bool, vlan: bool) -> int:
     return 20 + 14 + (4 if vlan else 0) + (40 if ipv6 else 20) + 8 + 12 + 4 + 4
 
 
+def _framing(transport: Transport, eth_mtu: int, ipv6: bool, vlan: bool) -> tuple[int, int]:
+    """(payload, overhead) bytes per full-size packet on the wire."""
+    if transport == "ib":
+        return 4096, 8 + 12 + 4 + 2
+    if transport == "roce":
+        return rdma_mtu(eth_mtu), _roce_overhead(ipv6, vlan)
+    mss = eth_mtu - (40 if ipv6 else 20) - 20 - 12
+    return mss, eth_mtu - mss + 38 + (4 if vlan else 0)
+
+
 def framing_efficiency(
     transport: Transport, *, eth_mtu: int = 9000, ipv6: bool = False, vlan: bool = False
 ) -> Explained:
     """Payload share of the wire for full-size packets of ``transport``."""
+    payload, over = _framing(transport, eth_mtu, ipv6, vlan)
     if transport == "ib":
-        payload, over = 4096, 8 + 12 + 4 + 2
         formula = "eff = P / (P + LRH 8 + BTH 12 + ICRC 4 + VCRC 2)"
         inputs: dict[str, float | int | str] = {"P": payload}
     elif transport == "roce":
-        payload, over = rdma_mtu(eth_mtu), _roce_overhead(ipv6, vlan)
         formula = (
             "eff = P / (P + 20 preamble/IFG + 14 Eth + VLAN 4? + IP 20/40 + UDP 8 + BTH 12 + "
             "ICRC 4 + FCS 4), P = RDMA MTU = largest IB MTU <= eth_mtu - 96"
         )
         inputs = {"eth_mtu": eth_mtu, "P": payload, "overhead": over}
     else:
-        mss = eth_mtu - (40 if ipv6 else 20) - 20 - 12
-        payload, over = mss, eth_mtu - mss + 38 + (4 if vlan else 0)
         formula = "eff = MSS / (MTU + 38 wire), MSS = MTU - IP - TCP 20 - timestamps 12"
-        inputs = {"eth_mtu": eth_mtu, "MSS": mss}
-    eff = payload / (payload + over)
-    return Explained(
+        inputs = {"eth_mtu": eth_mtu, "MSS": payload}
+    return Explained.fast(
         quantity=f"{transport} framing efficiency",
-        value=round(eff, 4),
+        value=round(payload / (payload + over), 4),
         formula=formula,
         inputs=inputs,
         sources=[REF_FRAMING, "S11"],
@@ -86,7 +93,7 @@ def framing_efficiency(
 def pcie_effective(spec: PcieGenSpec, lanes: int, what: str = "PCIe") -> Explained:
     """Per-direction payload bandwidth of a PCIe link (S9: the effective, not the raw figure)."""
     eff = spec.effective_GBps(lanes)
-    return Explained(
+    return Explained.fast(
         quantity=f"{what} Gen{spec.gen} x{lanes} effective",
         value=round(eff, 2),
         unit="GB/s",
@@ -108,7 +115,63 @@ class NicPath:
     goodput_GBps: float
     limit: str
     """``wire`` (line rate after framing), ``nic-pcie``, ``gpu-pcie`` or ``tcp``."""
-    steps: tuple[Explained, ...]
+    wire_GBps: float
+    inputs: NicInputs
+
+    @property
+    def steps(self) -> tuple[Explained, ...]:
+        """The derivation (built on demand: estimates in a loop rarely print it)."""
+        i = self.inputs
+        steps: list[Explained] = [
+            framing_efficiency(i.transport, eth_mtu=i.eth_mtu, ipv6=i.ipv6, vlan=i.vlan),
+            pcie_effective(i.nic_pcie, i.nic_lanes, "NIC slot PCIe"),
+        ]
+        if i.gpu_pcie is not None and i.transport != "socket":
+            steps.append(pcie_effective(i.gpu_pcie, i.gpu_lanes, "GPU PCIe"))
+        socket = i.transport == "socket"
+        steps.append(
+            Explained.fast(
+                quantity="NIC goodput",
+                value=round(self.goodput_GBps, 2),
+                unit="GB/s",
+                formula=(
+                    "min(streams x per-stream, wire)"
+                    if socket
+                    else "min(speed/8 x framing, NIC PCIe, GPU PCIe x GPUs per NIC) x eta"
+                ),
+                inputs={
+                    "speed_gbps": i.speed_gbps,
+                    "wire_GBps": round(self.wire_GBps, 2),
+                    "limit": self.limit,
+                    **(
+                        {"streams": i.tcp_streams, "per_stream_GBps": i.tcp_stream_GBps}
+                        if socket
+                        else {"eta": i.nic_efficiency}
+                    ),
+                },
+                sources=[REF_SOCKET] if socket else [REF_GOODPUT, "S9"],
+            )
+        )
+        return tuple(steps)
+
+
+@dataclass(frozen=True, slots=True)
+class NicInputs:
+    """What :func:`nic_goodput` was given (kept to explain the figure on demand)."""
+
+    speed_gbps: float
+    transport: Transport
+    eth_mtu: int
+    nic_pcie: PcieGenSpec
+    nic_lanes: int
+    gpu_pcie: PcieGenSpec | None
+    gpu_lanes: int
+    gpus_per_nic: float
+    nic_efficiency: float
+    tcp_stream_GBps: float = 2.0
+    tcp_streams: int = 2
+    ipv6: bool = False
+    vlan: bool = False
 
 
 def nic_goodput(
@@ -129,44 +192,32 @@ def nic_goodput(
 ) -> NicPath:
     """Goodput of one NIC port for NCCL traffic: ``min(wire, NIC PCIe, GPU PCIe share) · η``, or
     for TCP ``min(wire, streams · per-stream)``."""
-    frame = framing_efficiency(transport, eth_mtu=eth_mtu, ipv6=ipv6, vlan=vlan)
-    wire = speed_gbps / 8.0 * float(frame.value)
-    steps: list[Explained] = [frame]
-    candidates: list[tuple[float, str]] = [(wire, "wire")]
-    pcie = pcie_effective(nic_pcie, nic_lanes, "NIC slot PCIe")
-    steps.append(pcie)
-    candidates.append((float(pcie.value), "nic-pcie"))
+    payload, over = _framing(transport, eth_mtu, ipv6, vlan)
+    wire = speed_gbps / 8.0 * round(payload / (payload + over), 4)
+    candidates: list[tuple[float, str]] = [
+        (wire, "wire"),
+        (round(nic_pcie.effective_GBps(nic_lanes), 2), "nic-pcie"),
+    ]
     if gpu_pcie is not None and transport != "socket":
-        gp = pcie_effective(gpu_pcie, gpu_lanes, "GPU PCIe")
-        share = float(gp.value) * max(gpus_per_nic, 1.0)
-        steps.append(gp)
+        share = round(gpu_pcie.effective_GBps(gpu_lanes), 2) * max(gpus_per_nic, 1.0)
         candidates.append((share, "gpu-pcie"))
     if transport == "socket":
         candidates.append((tcp_stream_GBps * tcp_streams, "tcp"))
     raw, limit = min(candidates)
     eta = 1.0 if transport == "socket" else nic_efficiency
-    good = raw * eta
-    steps.append(
-        Explained(
-            quantity="NIC goodput",
-            value=round(good, 2),
-            unit="GB/s",
-            formula=(
-                "min(streams x per-stream, wire)"
-                if transport == "socket"
-                else "min(speed/8 x framing, NIC PCIe, GPU PCIe x GPUs per NIC) x eta"
-            ),
-            inputs={
-                "speed_gbps": speed_gbps,
-                "wire_GBps": round(wire, 2),
-                "limit": limit,
-                **(
-                    {"streams": tcp_streams, "per_stream_GBps": tcp_stream_GBps}
-                    if transport == "socket"
-                    else {"eta": nic_efficiency}
-                ),
-            },
-            sources=[REF_SOCKET] if transport == "socket" else [REF_GOODPUT, "S9"],
-        )
+    inputs = NicInputs(
+        speed_gbps,
+        transport,
+        eth_mtu,
+        nic_pcie,
+        nic_lanes,
+        gpu_pcie,
+        gpu_lanes,
+        gpus_per_nic,
+        nic_efficiency,
+        tcp_stream_GBps,
+        tcp_streams,
+        ipv6,
+        vlan,
     )
-    return NicPath(good, limit, tuple(steps))
+    return NicPath(raw * eta, limit, wire, inputs)

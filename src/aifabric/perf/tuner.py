@@ -318,7 +318,29 @@ def _latency(
 def tune(
     c: NcclConstants, inp: TunerInputs, coll: NcclColl
 ) -> dict[tuple[Algorithm, Protocol], tuple[float, float]]:
-    """``{(algo, proto): (latency_us, algbw_GBps)}`` for every enabled pair with bandwidth > 0."""
+    """``{(algo, proto): (latency_us, algbw_GBps)}`` for every enabled pair with bandwidth > 0
+    (cached per release, inputs and collective; treat the result as read-only)."""
+    key = (c.release, c.tag, inp, coll)
+    table = _TUNED.get(key)
+    if table is None or _TUNED_CONST.get(key) is not c:
+        table = _tune(c, inp, coll)
+        if len(_TUNED) > 4096:
+            _TUNED.clear()
+            _TUNED_CONST.clear()
+        _TUNED[key] = table
+        _TUNED_CONST[key] = c
+    return table
+
+
+_TUNED: dict[
+    tuple[str, str, TunerInputs, str], dict[tuple[Algorithm, Protocol], tuple[float, float]]
+] = {}
+_TUNED_CONST: dict[tuple[str, str, TunerInputs, str], NcclConstants] = {}
+
+
+def _tune(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl
+) -> dict[tuple[Algorithm, Protocol], tuple[float, float]]:
     table: dict[tuple[Algorithm, Protocol], tuple[float, float]] = {}
     for algo in ALGORITHMS:
         for proto in PROTOCOLS:
