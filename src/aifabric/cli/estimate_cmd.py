@@ -218,21 +218,22 @@ def estimate_cmd(
     assumed: list[str] = []
     coll: Collective = normalize_collective(collective.value) or "allreduce"
     measured: list[Measurement] = []
+    measured_nodes: int | None = None
     if calibrate_file is not None:
         m_coll, m_ranks, measured = _measurements(calibrate_file)
         if m_coll is not None and m_coll != coll:
             if collective is not CollectiveOpt.allreduce:
                 raise InputError(f"--calibrate {calibrate_file}: results are {m_coll}, not {coll}")
             coll = m_coll
-        if nodes is None and m_ranks:
-            g = gpus_per_node or 8
-            g = min(g, m_ranks)
+        if m_ranks:
+            g = min(gpus_per_node or 8, m_ranks)
             if m_ranks % g:
                 raise InputError(
                     f"--calibrate {calibrate_file}: {m_ranks} ranks is not a multiple of "
                     f"{g} GPUs per node; give --gpus-per-node"
                 )
-            nodes, gpus_per_node = m_ranks // g, g
+            measured_nodes, gpus_per_node = m_ranks // g, g
+            nodes = nodes or measured_nodes
     if cpu not in ("intel", "amd", "other"):
         raise InputError(f"--cpu {cpu!r}: expected intel, amd or other")
     if load_balance not in ("auto", "ecmp", "adaptive"):
@@ -268,7 +269,9 @@ def estimate_cmd(
     )
     cal: Calibration | None = None
     if measured:
-        cal = calibrate(p, coll, measured)
+        # fit on the platform the results came from; predict for the one asked (--nodes)
+        at = replace(p, nodes=measured_nodes or p.nodes)
+        cal = calibrate(at, coll, measured)
         p = replace(p, efficiency=cal.efficiency)
     if size is not None:
         sizes = [unit_option(parse_bytes, size, "--size") or 0]

@@ -450,8 +450,11 @@ def _derive_steps(p: Platform, d: _Derived) -> list[Explained]:
     return steps
 
 
-def _bound(p: Platform, d: _Derived) -> dict[str, Any]:
-    if p.nodes == 1 or d.intra_eff <= d.net_eff:
+def _bound(p: Platform, d: _Derived, collective: Collective) -> dict[str, Any]:
+    """The link that bounds large messages. AlltoAll across nodes is always bound by each GPU's
+    share of the network (its remote share ``(n−g)/n`` dwarfs the NVLink share ``(g−1)/n``)."""
+    a2a_net = collective == "alltoall" and p.nodes > 1
+    if not a2a_net and (p.nodes == 1 or d.intra_eff <= d.net_eff):
         kind = "nvlink" if d.nominal.intra_hw == "nvlink" else "pcie"
         return {
             "kind": kind,
@@ -518,7 +521,7 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
     sizes = list(sizes)
     if not sizes:
         raise InputError("no message sizes to estimate")
-    bound = _bound(p, d)
+    bound = _bound(p, d, collective)
     eff_tables: dict[str, Any] = {}
     for size in sizes:
         if size <= 0:

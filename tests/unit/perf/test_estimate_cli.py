@@ -88,3 +88,15 @@ def test_check_flags_a_tcp_design_below_s23() -> None:
     res = run_cli("check", str(ROOT / "examples/s17-case-study-before.yaml"), "--format", "json")
     ids = [f["check"] for f in res.json()["findings"]]
     assert "design.expected-busbw" in ids
+
+
+def test_calibrate_then_predict_another_scale() -> None:
+    flags = ["--gpu", "H100", "--gpus-per-node", "4", "--nics-per-node", "4", "--nic-speed", "200G"]
+    res = run_cli(
+        "estimate", "--calibrate", str(FIXTURE), *flags, "--nodes", "16", "--size", "1G",
+        "--format", "json",
+    )  # fmt: skip
+    assert res.code == 0, res.err
+    doc = res.json()
+    assert doc["ranks"] == 64  # predicted for 16 nodes x 4 GPUs
+    assert len(doc["calibration"]["rows"]) == 28  # fitted on the 2-node, 8-rank results
