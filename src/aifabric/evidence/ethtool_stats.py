@@ -113,7 +113,7 @@ class EthtoolStats(Record):
 # --------------------------------------------------------------------------------------------
 # name classification (memoised: a fleet has few distinct drivers)
 
-_PRIO_RE = re.compile(r"(?:prio_?|priority_|_pri)(\d)(?!\d)")
+_PRIO_RE = re.compile(r"(?:prio_?|priority_|_pri|_pb_)(\d)(?!\d)")
 _PER_QUEUE_RE = re.compile(
     r"^(?:\[\d+\]|(?:rx|tx|ch|xdp|xsk|ptp|rxq|txq|rq|sq)\d+[_:]|(?:rx|tx)-\d+\.|(?:rx|tx)_queue_\d+"
     r"|queue_\d+|q\d+_)"
@@ -183,9 +183,10 @@ def _classify(name: str) -> _Class:
     if m is not None and not _PER_QUEUE_RE.match(low):
         prio = int(m.group(1))
         tx = low.startswith("tx") or "_tx" in low or ".tx" in low
-        if "pause_duration" in low:
+        if "pause_duration" in low or ("pfc_" in low and "_duration_us" in low):
+            # mlx5 rx_prio3_pause_duration; bnxt_en pfc_pri3_rx_duration_us (both µs)
             return (_G_TX_PAUSE_DUR if tx else _G_RX_PAUSE_DUR), prio
-        if "pause_transition" in low:
+        if "pause_transition" in low or "transitions" in low:
             return _G_PRIO, prio
         if "pause" in low or ("xoff" in low and "xon_2_xoff" not in low) or "pfc_ena" in low:
             return (_G_TX_PAUSE if tx else _G_RX_PAUSE), prio
@@ -249,10 +250,11 @@ def _fill_groups(rec: EthtoolStats) -> None:
 # parsing
 
 # Every line matches exactly one alternative; findall returns (indent, name, value, other).
-#   counter: optional leading backtick/space, "name: 123" (name may hold ':' '.' ' ')
+#   counter: optional leading backtick/space, "name: 123" (name may hold ':' '.' ' '), then
+#            optionally an annotation pasted after the value ("# ...", "← ...", "<- ...")
 #   other:   anything else (header, prompt, prose, blank, garbled)
 _LINE_RE = re.compile(
-    r"^(?:([ \t]*)([^\s:][^\n]*?):[ \t]*(-?\d+)[ \t]*\r?|([^\n]*))$",
+    r"^(?:([ \t]*)([^\s:][^\n]*?):[ \t]*(-?\d+)[ \t]*(?:(?:#|\u2190|<-|//)[^\n]*)?\r?|([^\n]*))$",
     re.MULTILINE,
 )
 _PROMPT_RE = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(?:--\S+\s+)*([\w.@:-]+)")
@@ -264,7 +266,8 @@ def _new(line: int, interface: str | None, header: bool) -> EthtoolStats:
     return EthtoolStats(line=line, interface=interface, header=header)
 
 
-_DETECT_RE = re.compile(r"^[ \t]+(?:rx|tx)_[\w.]+: \d+$", re.MULTILINE)
+_DETECT_RE = re.compile(r"^[ \t]+(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
+_DETECT_FLAT_RE = re.compile(r"^(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
@@ -272,6 +275,10 @@ def _detect(text: str) -> float:
         return 0.95
     if _DETECT_RE.search(text) is not None:
         return 0.5
+    # flush-left "rx_bytes: 12" lines (indent stripped by a tool or an editor): several needed
+    flat = _DETECT_FLAT_RE.findall(text, 0, 20_000)
+    if len(flat) >= 4 and any(f.startswith("tx_") for f in flat):
+        return 0.45
     return 0.0
 
 

@@ -328,9 +328,17 @@ def _tc_options(rec: TcEntry, opts: list[str]) -> None:
             rec.prio_tc_map = vals
 
 
+_TC_HEAD_RE = re.compile(
+    r"^(?:qdisc|class) [a-z_]+ [0-9a-f]*:[0-9a-f]*:? (?:dev \S+ )?(?:root|parent [0-9a-f]*:|leaf )",
+    re.MULTILINE,
+)
+
+
 def _detect_tc(text: str) -> float:
     if "qdisc " in text and " Sent " in text and " pkt (dropped" in text:
         return 0.92
+    if _TC_HEAD_RE.search(text) is not None:
+        return 0.85  # a tc header without statistics (tc qdisc show, no -s)
     if ("qdisc " in text or "class " in text) and "refcnt" in text:
         return 0.6
     return 0.0

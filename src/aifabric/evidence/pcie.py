@@ -304,8 +304,11 @@ _KNOWN = frozenset(
 def _detect_lspci(text: str) -> float:
     if "LnkCap:" in text or "LnkSta:" in text:
         return 0.95
-    first = text.lstrip("\n").split("\n", 1)[0]
-    if _DEV_RE.match(first) is not None and ("Capabilities: [" in text or "Kernel driver" in text):
+    # the device line opens the capture, maybe after a prompt / command line or two
+    head = [ln for ln in text.lstrip("\n").split("\n", 6)[:6] if ln.strip()][:3]
+    if any(_DEV_RE.match(ln) is not None for ln in head) and (
+        "Capabilities: [" in text or "Kernel driver" in text or "Control: I/O" in text
+    ):
         return 0.85
     if "Kernel driver in use:" in text or "ACSCtl:" in text:
         return 0.5

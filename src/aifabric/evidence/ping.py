@@ -8,7 +8,11 @@ Handled lines:
   (iputils ping6), ``PING6(56=40+8+8 bytes) SRC --> DST`` (macOS ping6);
 * replies: ``8980 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.123 ms`` (also ``seq=`` in
   BusyBox, ``host (addr)`` sources, ``[1595037214.261953]`` ``ping -D`` stamps, ``(DUP!)``,
-  ``(truncated)``, ``time<1 ms``) and Windows ``Reply from A: bytes=32 time=41ms TTL=64``;
+  ``(truncated)``, ``time<1 ms``) and Windows ``Reply from A: bytes=32 time=41ms TTL=64``
+  (after its ``Pinging A [addr] with 32 bytes of data:`` header; ``ping -f -l 1472``: ``Packet
+  needs to be fragmented but DF set.``, ``Request timed out.``, ``Ping statistics for A:`` /
+  ``Packets: Sent = 4, Received = 4, Lost = 0 (0% loss),`` / ``Minimum = 1ms, Maximum = 2ms,
+  Average = 1ms``);
 * errors: ``ping: local error: message too long, mtu=1500`` (older iputils: ``Message too long``),
   ``ping: sendmsg: Message too long``, ``From R icmp_seq=1 Frag needed and DF set (mtu = 1500)``,
   ``From R icmp_seq=1 Packet too big: mtu=1280`` (IPv6), ``From R icmp_seq=N Destination Host
@@ -136,8 +140,8 @@ class PingSummary(Record):
 
 _PROMPT_RE = re.compile(r"^\s*(?:[#$%>]\s|\S*[@~]\S*\s*[#$%]\s?|\S*[@~]\S*\s*[#$%]$|\^C|```)")
 _HDR_RE = re.compile(
-    r"^PING\s+(?P<target>[^\s(]+)\s*\((?P<addr>[^)]*)\)"
-    r"(?:\s+from\s+(?P<src>[^:]+?))?:?\s+(?P<payload>\d+)(?:\((?P<total>\d+)\))?"
+    r"^PING\s+(?P<target>[^\s(]*)\s*\((?P<addr>[^()]*(?:\([^()]*\))?)\)"
+    r"(?:\s+from\s+(?P<src>.+?)\s*)?:?\s+(?P<payload>\d+)(?:\((?P<total>\d+)\))?"
     r"\s+(?:data\s+)?bytes"
 )
 _HDR6_RE = re.compile(
@@ -146,7 +150,7 @@ _HDR6_RE = re.compile(
 )
 _REPLY_RE = re.compile(
     r"^(?:\[(?P<ts>\d+\.\d+)\]\s*)?(?P<bytes>\d+) bytes from (?P<src>\S+?)"
-    r"(?: \((?P<srcaddr>[^)]+)\))?: (?P<body>.*)$"
+    r"(?: \((?P<srcaddr>[^)]+)\))?[:,] (?P<body>.*)$"
 )
 _SEQ_RE = re.compile(r"\b(?:icmp_)?seq=(?P<seq>\d+)")
 _TTL_RE = re.compile(r"\b(?:ttl|hlim)=(?P<ttl>\d+)")
@@ -154,20 +158,43 @@ _TIME_RE = re.compile(r"\btime[=<](?P<t>\d+(?:\.\d+)?)\s*(?P<u>ms|us|usec|s)?\b"
 _WIN_REPLY_RE = re.compile(
     r"^Reply from (?P<src>[^:]+): bytes=(?P<bytes>\d+) time[=<](?P<t>\d+)ms TTL=(?P<ttl>\d+)"
 )
+_WIN_HDR_RE = re.compile(
+    r"(?m)^\s*Pinging (?P<target>\S+)(?: \[(?P<addr>[^\]]+)\])?(?: from \S+)?"
+    r" with (?P<payload>\d+) bytes"
+)
+_WIN_STATS_RE = re.compile(
+    r"^Packets: Sent = (?P<tx>\d+), Received = (?P<rx>\d+), Lost = \d+ \((?P<loss>\d+)% loss\)"
+)
+_WIN_RTT_RE = re.compile(
+    r"^Minimum = (?P<min>\d+)ms, Maximum = (?P<max>\d+)ms, Average = (?P<avg>\d+)ms"
+)
+_WIN_STATS_HDR_RE = re.compile(r"^Ping statistics for (?P<target>[^:]+):")
+_WIN_ERRORS = {
+    "packet needs to be fragmented but df set.": "frag-needed",
+    "request timed out.": "timeout",
+    "destination host unreachable.": "unreachable",
+    "destination net unreachable.": "unreachable",
+    "general failure.": "other",
+    "transmit failed. general failure.": "other",
+}
+_COMMAND_RE = re.compile(r"^(?:sudo\s+)?ping6?\s+-?[\w.:-]")
 _LOCAL_MTU_RE = re.compile(r"message too long, mtu\s*=\s*(?P<mtu>\d+)", re.IGNORECASE)
 _FROM_RE = re.compile(
     r"^From (?P<src>\S+)(?: \((?P<srcaddr>[^)]+)\))?:?\s+(?:icmp_seq=(?P<seq>\d+)\s+)?(?P<msg>.*)$"
 )
 _FRAG_RE = re.compile(r"(?:Frag needed and DF set \(mtu = |Packet too big: mtu=)(?P<mtu>\d+)")
-_TIMEOUT_RE = re.compile(r"^(?:Request timeout for icmp_seq[= ]|no answer yet for icmp_seq=)(\d+)")
-_STATS_HDR_RE = re.compile(r"^---\s+(?P<target>\S+)\s+ping statistics\s+---")
+_TIMEOUT_RE = re.compile(
+    r"^(?:\[\d+\.\d+\]\s*)?(?:Request timeout for icmp_seq[= ]|no answer yet for icmp_seq=)(\d+)"
+)
+_PIPE_RE = re.compile(r"^pipe (\d+)$")
+_STATS_HDR_RE = re.compile(r"^---\s+(?P<target>\S*)\s+ping6? statistics\s+---")
 _STATS_RE = re.compile(
     r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received(?P<mid>.*?), "
     r"(?P<loss>\d+(?:\.\d+)?)% packet loss(?:, time (?P<time>\d+)\s*ms)?"
 )
 _EXTRA_RE = re.compile(r"\+(?P<n>\d+) (?P<what>duplicates|errors|corrupted)")
 _RTT_RE = re.compile(
-    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
+    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev|std-dev))? = "
     r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))?\s*(?P<u>ms|us)"
     r"(?:, pipe (?P<pipe>\d+))?"
 )
@@ -188,6 +215,8 @@ def _detect(text: str) -> float:
         return 0.9
     if "Frag needed and DF set" in text or "local error: message too long" in text.lower():
         return 0.9
+    if _WIN_HDR_RE.search(text) is not None or "Packet needs to be fragmented but DF set" in text:
+        return 0.9  # Windows ping
     return 0.0
 
 
@@ -240,12 +269,15 @@ def parse_ping(text: str) -> ParseResult:
                 continue
             if hm is not None:
                 addr = hm.group("addr") or None
+                if addr is not None and "(" in addr:
+                    # iputils ping6 by name: "PING name(canonical (2a04::1)) 56 data bytes"
+                    addr = addr[addr.index("(") + 1 : -1] or None
                 payload = int(hm.group("payload"))
                 total = hm.group("total")
                 ipv6 = addr is not None and ":" in addr
                 hdr = PingHeader(
                     line=no,
-                    target=hm.group("target"),
+                    target=hm.group("target") or (addr or ""),
                     address=addr,
                     payload_bytes=payload,
                     ipv6=ipv6,
@@ -358,7 +390,7 @@ def parse_ping(text: str) -> ParseResult:
             continue
         sm = _STATS_HDR_RE.match(line)
         if sm is not None:
-            stats_target, stats_line = sm.group("target"), no
+            stats_target, stats_line = sm.group("target") or None, no
             continue
         st = _STATS_RE.match(line)
         if st is not None:
@@ -397,10 +429,69 @@ def parse_ping(text: str) -> ParseResult:
             r.summary.pipe = int(rt.group("pipe")) if rt.group("pipe") else None
             r.summary.end_line = no
             continue
-        if _PROMPT_RE.match(raw) or line.startswith(("WARNING", "Warning")):
+        pm = _PIPE_RE.match(line)
+        if pm is not None and run is not None and run.summary is not None:
+            # iputils prints "pipe N" alone when no reply came back (no rtt line to carry it)
+            run.summary.pipe = int(pm.group(1))
+            run.summary.end_line = no
             continue
-        if line.lower().startswith(("pinging ", "ping statistics for", "packets: sent")):
-            continue  # Windows banner lines: not modelled
+        if _PROMPT_RE.match(raw) or line.startswith(("WARNING", "Warning", "PATTERN: ")):
+            continue
+        wh = _WIN_HDR_RE.match(line)
+        if wh is not None:
+            payload = int(wh.group("payload"))
+            addr = wh.group("addr") or (
+                wh.group("target") if wh.group("target")[0].isdigit() else None
+            )
+            hdr = PingHeader(
+                line=no,
+                target=wh.group("target"),
+                address=addr,
+                payload_bytes=payload,
+                ipv6=addr is not None and ":" in addr,
+            )
+            if not hdr.ipv6:
+                hdr.packet_bytes = payload + ICMP_IPV4_OVERHEAD_BYTES
+            result.records.append(hdr)
+            run = _Run(hdr)
+            runs.append(run)
+            continue
+        win_err = _WIN_ERRORS.get(low)
+        if win_err is not None:
+            result.records.append(PingError(line=no, kind=win_err, message=line))
+            current()
+            continue
+        wsh = _WIN_STATS_HDR_RE.match(line)
+        if wsh is not None:
+            stats_target, stats_line = wsh.group("target"), no
+            continue
+        ws = _WIN_STATS_RE.match(line)
+        if ws is not None:
+            summ = PingSummary(
+                line=stats_line or no,
+                end_line=no if stats_line else None,
+                target=stats_target,
+                transmitted=int(ws.group("tx")),
+                received=int(ws.group("rx")),
+                loss_pct=float(ws.group("loss")),
+            )
+            r = current()
+            if r.header is not None:
+                summ.packet_bytes = r.header.packet_bytes
+                summ.target = summ.target or r.header.target
+            r.summary = summ
+            result.records.append(summ)
+            stats_target, stats_line = None, None
+            continue
+        wr = _WIN_RTT_RE.match(line)
+        if wr is not None and run is not None and run.summary is not None:
+            run.summary.rtt_min_us = _us(wr.group("min"), "ms")
+            run.summary.rtt_avg_us = _us(wr.group("avg"), "ms")
+            run.summary.rtt_max_us = _us(wr.group("max"), "ms")
+            run.summary.end_line = no
+            continue
+        if low.startswith(("approximate round trip times", "(0% loss)")) or _COMMAND_RE.match(line):
+            continue  # Windows banner line, or the ping command itself pasted without a prompt
         result.warn(no, "expected a ping reply, error or statistics line", raw)
     for r in runs:
         if r.header is not None and r.summary is None:

@@ -20,6 +20,10 @@ CASES = (
     "node-exporter-r8169-duplicate",
     "virtio-net-netdata-17015",
     "mlx5-grep-prio-before-after-byteps",
+    "bnxt-en-pfc-ena-frames-ethq-tests",
+    "ice-e810-priority-xoff-nic-ethq-tests",
+    "i40e-v2.3.2k-priority-xoff-rx-ethq-tests",
+    "mlx5-flush-left-no-header-ethq-tests",
 )
 
 
@@ -194,3 +198,75 @@ def test_speed_mlx5_dump() -> None:
     n = 500
     rate = n / timeit.timeit(lambda: parse_ethtool_stats(text), number=n)
     assert rate > 1000  # target 5,000/s on 2 cores; lenient here for loaded CI machines
+
+
+def test_bnxt_en_pfc_and_ring_discards() -> None:
+    rec = _one("bnxt-en-pfc-ena-frames-ethq-tests")
+    assert rec.header and len(rec.counters) == 499
+    assert rec.counters["[0]: rx_discards"] == 11763190  # per-ring: not a port discard
+    assert "[0]: rx_discards" not in rec.discard_counters
+    assert rec.discard_counters["rx_total_ring_discards"] == 655430134
+    assert rec.line_of("rx_total_ring_discards") == 295
+    assert rec.rx_pause_by_prio == dict.fromkeys(range(8), 0)  # rx_pfc_ena_frames_pri0..7
+    # bnxt_en pfc_priN_rx_duration_us is the pause duration (µs), the transitions are not
+    assert rec.rx_pause_duration_us_by_prio == dict.fromkeys(range(8), 0)
+    assert rec.tx_pause_duration_us_by_prio == dict.fromkeys(range(8), 0)
+    assert classify_counter("pfc_pri3_rx_transitions") == ("prio", 3)
+    assert rec.per_priority[3]["pfc_pri3_tx_duration_us"] == 0
+    assert rec.error_counters["rx_pcs_symbol_err"] == 0
+    assert rec.link_down_events == 0
+
+
+def test_ice_priority_xoff_nic() -> None:
+    rec = _one("ice-e810-priority-xoff-nic-ethq-tests")
+    assert len(rec.counters) == 602 and rec.counters["rx_unicast"] == 12117448
+    assert set(rec.per_priority[3]) == {
+        "tx_priority_3_xon.nic",
+        "tx_priority_3_xoff.nic",
+        "rx_priority_3_xon.nic",
+        "rx_priority_3_xoff.nic",
+    }
+    assert rec.rx_pause_by_prio[3] == 0 and rec.tx_pause_by_prio[7] == 0
+    assert rec.line_of("rx_priority_3_xoff.nic") == 595
+    assert rec.error_counters["rx_crc_errors.nic"] == 0
+
+
+def test_i40e_xoff_rx_names_and_xon_2_xoff_is_not_a_pause() -> None:
+    rec = _one("i40e-v2.3.2k-priority-xoff-rx-ethq-tests")
+    assert rec.discard_counters["rx_dropped"] == 179160
+    assert classify_counter("port.rx_priority_3_xoff_rx") == ("rx_pause", 3)
+    assert classify_counter("port.tx_priority_3_xoff_tx") == ("tx_pause", 3)
+    assert classify_counter("port.rx_priority_3_xon_2_xoff") == ("prio", 3)
+    assert rec.line_of("port.rx_priority_3_xoff_rx") == 398
+    assert len(rec.rx_pause_by_prio) == 8
+
+
+def test_mlx5_flush_left_without_header() -> None:
+    text = case(KIND, "mlx5-flush-left-no-header-ethq-tests").text()
+    assert detect_kind(text) == KIND
+    rec = _one("mlx5-flush-left-no-header-ethq-tests")
+    assert not rec.header and rec.first_counter_line == 1 and len(rec.counters) == 751
+    assert rec.counters["rx_packets"] == 845320277
+    assert rec.per_priority[0]["rx_prio0_bytes"] == 2202570777997
+    assert rec.pause_counters["rx_pause_ctrl_phy"] == 0
+    assert rec.discard_counters["rx_discards_phy"] == 0 and rec.line_of("rx_discards_phy") == 78
+    assert rec.out_of_buffer == 0 and rec.line_of("rx_out_of_buffer") == 39
+
+
+def test_ixgbe_pb_pxoff_is_a_priority_pause() -> None:
+    assert classify_counter("rx_pb_3_pxoff") == ("rx_pause", 3)
+    assert classify_counter("tx_pb_3_pxoff") == ("tx_pause", 3)
+
+
+def test_annotation_after_value_is_not_a_garbled_line() -> None:
+    text = (
+        "NIC statistics:\n"
+        "     rx_prio3_pause: 41927                 \u2190 pause frames RECEIVED\n"
+        "     rx_vport_rdma_unicast_packets: 7  # RDMA unicast\n"
+    )
+    res = parse_ethtool_stats(text)
+    assert res.warnings == []
+    rec = res.records[0]
+    assert isinstance(rec, EthtoolStats)
+    assert rec.rx_pause_by_prio == {3: 41927}
+    assert rec.counters["rx_vport_rdma_unicast_packets"] == 7

@@ -17,6 +17,7 @@ def test_detect_every_fixture() -> None:
         ("ip-link", "new-format-bond-backticks-ha-unraid-13"),
         ("tc", "htb-fq-codel-sqm-scripts-37"),
         ("tc", "mq-fq-codel-qosmate-65"),
+        ("tc", "mqprio-16tc-channel-dcb-go-tc-31"),
     ):
         assert detect_kind(case(kind, name).text()) == kind, name
 
@@ -150,6 +151,24 @@ def test_tc_mqprio_map_queues() -> None:
     assert rec.num_tc == 2 and rec.prio_tc_map[:3] == [0, 1, 2]
     assert rec.queues == [(0, 1), (2, 9), (10, 13)]
     assert rec.backlog_bytes == 1536 and rec.backlog_raw == "1.5Kb"
+
+
+def test_tc_mqprio_header_only_16_tcs() -> None:
+    res = load("tc", "mqprio-16tc-channel-dcb-go-tc-31")
+    assert res.warnings == []
+    (rec,) = res.records
+    assert isinstance(rec, TcEntry)
+    assert (rec.object, rec.kind, rec.handle, rec.dev, rec.parent) == (
+        "qdisc",
+        "mqprio",
+        "8001:",
+        "ens785f0",
+        "root",
+    )
+    assert rec.num_tc == 16 and rec.prio_tc_map == list(range(16))
+    assert rec.queues[0] == (0, 3) and rec.queues[-1] == (60, 63) and len(rec.queues) == 16
+    assert "shaper:dcb" in rec.options and rec.sent_bytes is None
+    assert (rec.line, rec.end_line) == (1, 4)
 
 
 @given(st.text(max_size=400))

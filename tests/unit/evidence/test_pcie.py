@@ -16,6 +16,7 @@ LSPCI = [
     "puget-wrx90-rtx6000-downgraded-2-5gt",
     "puget-wrx90-raid-width-x1-downgraded",
     "linux-pci-amd-gpp-bridge-acs-redirect",
+    "riffa-xilinx-prompt-domain-no-express",
 ]
 DMESG = [
     "l2fwd-nv-cx6dx-pcie-x8-limited",
@@ -239,3 +240,13 @@ def test_truncated_last_line_warns() -> None:
     text = case("dmesg-mlx5", "l2fwd-nv-cx6dx-pcie-x8-limited").text()
     result = parse_text(text[: text.index("(capable of")], "dmesg-mlx5")
     assert [w.line for w in result.warnings] == [1] and result.records == []
+
+
+def test_prompt_line_before_domain_qualified_device() -> None:
+    res = load("lspci", "riffa-xilinx-prompt-domain-no-express")
+    assert res.warnings == []
+    (dev,) = res.records
+    assert isinstance(dev, PciDevice)
+    assert (dev.line, dev.end_line) == (2, 14)
+    assert dev.address == "0000:02:00.0" and dev.device_class == "Memory controller"
+    assert dev.numa_node == 0 and dev.lnksta_speed_gts is None

@@ -26,6 +26,11 @@ CASES = [
     "jc-macos-request-timeout-unreachable",
     "jc-alpine-busybox",
     "jc-centos7-broadcast-dup",
+    "jc-centos7-ping6-hostname-pattern",
+    "jc-freebsd12-ping6-comma-std-dev",
+    "jc-pi-no-answer-yet-D-timestamps",
+    "jc-ubuntu2204-dest-unreachable-pipe",
+    "jc-ubuntu2204-ping6-source-ip",
 ]
 
 
@@ -178,3 +183,83 @@ def test_reply_lines_round_trip(replies: list[tuple[int, int, int, int]]) -> Non
     assert got == [(s, t, pytest.approx(us), b) for s, t, us, b in replies]
     [hdr] = result.of_type(PingHeader)
     assert hdr.packet_bytes == 9000
+
+
+def _recs(name: str, cls: type) -> list:  # type: ignore[type-arg]
+    res = load(KIND, name)
+    assert res.warnings == []
+    return [r for r in res.records if isinstance(r, cls)]
+
+
+def test_ping6_by_name_nested_parentheses_and_pattern_line() -> None:
+    (hdr,) = _recs("jc-centos7-ping6-hostname-pattern", PingHeader)
+    assert (hdr.line, hdr.target, hdr.address, hdr.ipv6) == (
+        2,
+        "www.cnn.com",
+        "2a04:4e42:2d::323",
+        True,
+    )
+    assert hdr.payload_bytes == 56 and hdr.packet_bytes is None
+    replies = _recs("jc-centos7-ping6-hostname-pattern", PingReply)
+    assert len(replies) == 20 and replies[0].time_us == 30900.0 and replies[0].ttl == 59
+
+
+def test_freebsd_ping6_comma_replies_and_std_dev() -> None:
+    replies = _recs("jc-freebsd12-ping6-comma-std-dev", PingReply)
+    assert [(r.seq, r.bytes, r.source, r.ttl) for r in replies] == [
+        (0, 16, "::1", 64),
+        (1, 16, "::1", 64),
+        (2, 16, "::1", 64),
+    ]
+    (summ,) = _recs("jc-freebsd12-ping6-comma-std-dev", PingSummary)
+    assert (summ.target, summ.transmitted, summ.received, summ.loss_pct) == ("::1", 3, 3, 0.0)
+    assert summ.rtt_max_us == 53.0 and summ.rtt_mdev_us == 8.0
+    assert (summ.line, summ.end_line) == (6, 8)
+
+
+def test_no_answer_yet_with_D_timestamps_is_a_timeout() -> None:
+    errs = _recs("jc-pi-no-answer-yet-D-timestamps", PingError)
+    assert [(e.kind, e.seq, e.line) for e in errs] == [("timeout", i, i + 1) for i in range(1, 5)]
+    (summ,) = _recs("jc-pi-no-answer-yet-D-timestamps", PingSummary)
+    assert (summ.transmitted, summ.received, summ.loss_pct, summ.time_ms) == (5, 0, 100.0, 4154)
+
+
+def test_pipe_alone_after_unreachable_errors() -> None:
+    errs = _recs("jc-ubuntu2204-dest-unreachable-pipe", PingError)
+    assert [(e.kind, e.seq, e.source) for e in errs] == [
+        ("unreachable", 1, "10.0.0.1"),
+        ("unreachable", 2, "10.0.0.1"),
+        ("unreachable", 3, "10.0.0.1"),
+    ]
+    (summ,) = _recs("jc-ubuntu2204-dest-unreachable-pipe", PingSummary)
+    assert (summ.errors, summ.loss_pct, summ.pipe, summ.end_line) == (3, 100.0, 3, 8)
+    assert summ.rtt_avg_us is None
+
+
+def test_ping6_source_address_with_colons() -> None:
+    (hdr,) = _recs("jc-ubuntu2204-ping6-source-ip", PingHeader)
+    assert (hdr.target, hdr.address, hdr.source) == ("2001:0db8::1", "2001:0db8::1", "2001:0db8::2")
+    assert hdr.payload_bytes == 56 and hdr.ipv6
+    (summ,) = _recs("jc-ubuntu2204-ping6-source-ip", PingSummary)
+    assert (summ.transmitted, summ.received, summ.rtt_avg_us) == (2, 2, 12204.0)
+
+
+def test_windows_df_probe_and_statistics() -> None:
+    # layout of Windows ping -f -l (markondej/cpp-icmplib issue 7, overte issue 204)
+    text = (
+        "ping -f -l 1500 -n 1 1.1.1.1\n"
+        "\n"
+        "Pinging 1.1.1.1 with 1500 bytes of data:\n"
+        "Packet needs to be fragmented but DF set.\n"
+        "\n"
+        "Ping statistics for 1.1.1.1:\n"
+        "    Packets: Sent = 1, Received = 0, Lost = 1 (100% loss),\n"
+    )
+    assert detect_kind(text) == KIND
+    res = parse_text(text, KIND)
+    assert res.warnings == []
+    hdr, err, summ = res.records
+    assert isinstance(hdr, PingHeader) and hdr.payload_bytes == 1500 and hdr.packet_bytes == 1528
+    assert isinstance(err, PingError) and err.kind == "frag-needed" and err.line == 4
+    assert isinstance(summ, PingSummary)
+    assert (summ.target, summ.transmitted, summ.received, summ.loss_pct) == ("1.1.1.1", 1, 0, 100.0)
