@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+from pydantic import ValidationError
 from rich.table import Table
 
 from aifabric.catalog import Catalog
@@ -24,17 +25,28 @@ from aifabric.cli.common import (
     print_explain,
     unit_option,
 )
+from aifabric.cli.workload_view import (
+    inference_json,
+    parse_count,
+    print_inference,
+    print_training,
+    training_json,
+)
 from aifabric.design import load_fabric
 from aifabric.errors import InputError
 from aifabric.evidence import parse_file
 from aifabric.evidence.nccl_tests import NcclTestsHeader, NcclTestsRow
+from aifabric.model.workload import DTYPE_BYTES, Workload
 from aifabric.perf.calibrate import Calibration, Measurement, calibrate
 from aifabric.perf.collectives import Collective, normalize_collective
 from aifabric.perf.estimate import Estimate, Platform, estimate, sweep_sizes
 from aifabric.perf.fabric import LoadBalance, platform_from_fabric
+from aifabric.perf.workload import inference_tp_latency, training_iteration
 from aifabric.units import format_bytes, parse_bytes, parse_speed_gbps
 
 __all__ = ["estimate_cmd", "platform_from_flags"]
+
+GradDtype = Literal["fp32", "bf16", "fp16", "fp8"]
 
 
 class CollectiveOpt(StrEnum):
@@ -208,6 +220,43 @@ def estimate_cmd(
         Path | None,
         typer.Option("--calibrate", help="fit the model to these nccl-tests results first"),
     ] = None,
+    params: Annotated[
+        str | None,
+        typer.Option("--params", help="training: model parameters, e.g. 70B (S1)"),
+    ] = None,
+    dtype: Annotated[
+        str, typer.Option("--dtype", help="gradient dtype: fp32, bf16, fp16, fp8")
+    ] = "bf16",
+    dp: Annotated[int | None, typer.Option("--dp", min=1, help="data-parallel size")] = None,
+    tp: Annotated[int, typer.Option("--tp", min=1, help="tensor-parallel size (S8)")] = 1,
+    pp: Annotated[int, typer.Option("--pp", min=1, help="pipeline-parallel size")] = 1,
+    ep: Annotated[int, typer.Option("--ep", min=1, help="expert-parallel size")] = 1,
+    overlap: Annotated[
+        float, typer.Option("--overlap", min=0.0, max=1.0, help="share hidden behind compute")
+    ] = 0.0,
+    zero: Annotated[
+        bool, typer.Option("--zero", help="ZeRO/FSDP: ReduceScatter + AllGather")
+    ] = False,
+    hidden: Annotated[int | None, typer.Option("--hidden", min=1, help="hidden size")] = None,
+    layers: Annotated[int | None, typer.Option("--layers", min=1, help="layers")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="sequence length")] = None,
+    micro_batch: Annotated[
+        int | None, typer.Option("--micro-batch", min=1, help="micro-batch size")
+    ] = None,
+    micro_batches: Annotated[
+        int | None, typer.Option("--micro-batches", min=1, help="micro-batches per iteration")
+    ] = None,
+    moe_layers: Annotated[
+        int | None, typer.Option("--moe-layers", min=0, help="MoE layers (EP all-to-all)")
+    ] = None,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="experts per token")] = 1,
+    inference: Annotated[
+        bool, typer.Option("--inference", help="per-token TP AllReduce latency (S3)")
+    ] = False,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="inference batch")] = 1,
+    use_workload: Annotated[
+        bool, typer.Option("--workload", help="use the fabric file's workload section")
+    ] = False,
     catalog: CatalogOpt = None,
     explain: ExplainOpt = False,
     fmt: FormatOpt = OutputFormat.table,
@@ -238,8 +287,10 @@ def estimate_cmd(
         raise InputError(f"--cpu {cpu!r}: expected intel, amd or other")
     if load_balance not in ("auto", "ecmp", "adaptive"):
         raise InputError(f"--load-balance {load_balance!r}: expected auto, ecmp or adaptive")
+    fab_workload: Workload | None = None
     if fabric_file is not None:
         fab = load_fabric(fabric_file, cat)
+        fab_workload = fab.workload
         p = platform_from_fabric(
             fab,
             cat,
@@ -273,6 +324,71 @@ def estimate_cmd(
         at = replace(p, nodes=measured_nodes or p.nodes)
         cal = calibrate(at, coll, measured)
         p = replace(p, efficiency=cal.efficiency)
+    if inference:
+        if hidden is None:
+            raise InputError("--inference needs --hidden (the model's hidden size)")
+        tpl = inference_tp_latency(
+            p, hidden, batch, tp, dtype_bytes=DTYPE_BYTES[_dtype(dtype)], layers=layers
+        )
+        if fmt is OutputFormat.json:
+            emit_json(
+                {
+                    "rows": [],
+                    "bottleneck": {"link": tpl.link},
+                    "explain": [e.model_dump(exclude_none=True) for e in tpl.steps],
+                    "inference": inference_json(tpl),
+                    "platform": _platform_json(p),
+                    "assumed": assumed,
+                }
+            )
+            return
+        print_inference(tpl)
+        if explain:
+            print_explain(tpl.steps)
+        return
+    workload: Workload | None = None
+    if params is not None:
+        n_params = parse_count(params, "--params")
+        gpus = p.nodes * p.gpus_per_node
+        dp_size = dp or max(gpus // (tp * pp), 1)
+        workload = _make_workload(n_params, _dtype(dtype), dp_size, tp, pp, ep, overlap)
+    elif use_workload:
+        if fab_workload is None:
+            raise InputError("--workload: the fabric file has no workload section")
+        workload = fab_workload
+    if workload is not None:
+        comm = training_iteration(
+            p,
+            workload,
+            hidden_size=hidden,
+            layers=layers,
+            seq_len=seq_len,
+            micro_batch=micro_batch,
+            micro_batches=micro_batches,
+            moe_layers=moe_layers,
+            top_k=top_k,
+            zero=zero,
+        )
+        grad = comm.gradient
+        grad_est = grad.estimates[0] if grad is not None and grad.estimates else None
+        if fmt is OutputFormat.json:
+            doc_w: dict[str, Any] = (
+                grad_est.to_json() if grad_est else {"rows": [], "bottleneck": {}, "explain": []}
+            )
+            doc_w["training"] = training_json(comm)
+            doc_w["explain"] = [e.model_dump(exclude_none=True) for e in comm.steps] + doc_w[
+                "explain"
+            ]
+            doc_w["platform"] = _platform_json(p)
+            doc_w["assumed"] = assumed
+            emit_json(doc_w)
+            return
+        for item in assumed:
+            err_console.print(f"assumed: {item}", markup=False)
+        print_training(comm)
+        if explain:
+            print_explain(comm.steps)
+        return
     if size is not None:
         sizes = [unit_option(parse_bytes, size, "--size") or 0]
     else:
@@ -307,6 +423,36 @@ def estimate_cmd(
     )
     if explain:
         print_explain([*(cal.explain if cal else ()), *est.explain])
+
+
+def _dtype(value: str) -> GradDtype:
+    if value == "fp32":
+        return "fp32"
+    if value == "fp16":
+        return "fp16"
+    if value == "fp8":
+        return "fp8"
+    if value == "bf16":
+        return "bf16"
+    raise InputError(f"--dtype {value!r}: expected fp32, bf16, fp16 or fp8")
+
+
+def _make_workload(
+    n_params: int, dtype: GradDtype, dp: int, tp: int, pp: int, ep: int, overlap: float
+) -> Workload:
+    try:
+        return Workload(
+            parameters=n_params,
+            gradient_dtype=dtype,
+            dp=dp,
+            tp=tp,
+            pp=pp,
+            ep=ep,
+            overlap_fraction=overlap,
+        )
+    except ValidationError as exc:
+        msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+        raise InputError(f"workload: {msg}") from None
 
 
 def _lb(value: str) -> LoadBalance:

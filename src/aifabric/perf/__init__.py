@@ -6,7 +6,9 @@
 * :mod:`~aifabric.perf.hardware`: framing, PCIe and TCP limits of the host path;
 * :mod:`~aifabric.perf.estimate`: rows like nccl-tests, the bounding link, the explanation;
 * :mod:`~aifabric.perf.fabric`: a platform from a fabric file (tiers crossed, ECMP);
-* :mod:`~aifabric.perf.calibrate`: fit the efficiency constants to measured results.
+* :mod:`~aifabric.perf.calibrate`: fit the efficiency constants to measured results;
+* :mod:`~aifabric.perf.workload`: training iteration communication (S1 ledger beside the ring,
+  TP/PP/EP/DP placed per S8) and inference tensor-parallel latency (S3).
 """
 
 from aifabric.perf.collectives import COLLECTIVES, Collective, busbw_factor

@@ -100,3 +100,34 @@ def test_calibrate_then_predict_another_scale() -> None:
     doc = res.json()
     assert doc["ranks"] == 64  # predicted for 16 nodes x 4 GPUs
     assert len(doc["calibration"]["rows"]) == 28  # fitted on the 2-node, 8-rank results
+
+
+def test_s1_ledger_beside_the_ring_figure() -> None:
+    # S1: 50B fp32 = 200 GB over 400G = 4 s in the article; a 16-rank ring needs 2(n-1)/n x S
+    # at the NIC's goodput 50 x 0.9804 x 0.97 = 47.55 GB/s
+    args = ["--params", "50B", "--dtype", "fp32", "--nodes", "16", "--gpus-per-node", "1",
+            "--nics-per-node", "1", "--nic-speed", "400G"]  # fmt: skip
+    doc = run_cli("estimate", *args, "--format", "json").json()
+    g = doc["training"]["gradient"]
+    assert g["size_bytes"] == 200_000_000_000
+    assert g["seed_s"] == 4.0 and g["seed_with_overhead_s"] == 8.0
+    expected = 2 * 15 / 16 * 200e9 / (50e9 * round(4096 / 4178, 4) * 0.97)
+    assert g["bandwidth_term_s"] == pytest.approx(expected, rel=1e-3)
+    assert g["ratio_to_seed"] == pytest.approx(expected / 4.0, rel=1e-3)
+    assert {"rows", "bottleneck", "explain"} <= set(doc)
+    text = run_cli("estimate", *args).out
+    assert "4.0 s" in text and "2(n-1)/n" in text
+
+
+def test_inference_tp_allreduce_is_latency_bound() -> None:
+    args = ["--inference", "--hidden", "8192", "--batch", "1", "--tp", "8", "--layers", "80"]
+    doc = run_cli("estimate", *args, "--format", "json").json()["inference"]
+    assert doc["message_bytes"] == 8192 * 2
+    assert doc["latency_bound"] and doc["alpha_share"] > 0.9
+    assert doc["per_token_us"] == pytest.approx(160 * doc["allreduce_us"], rel=1e-3)
+
+
+def test_workload_bad_input() -> None:
+    assert run_cli("estimate", "--params", "lots").code == 2
+    assert run_cli("estimate", "--params", "7B", "--dtype", "fp64").code == 2
+    assert run_cli("estimate", "--inference").code == 2
