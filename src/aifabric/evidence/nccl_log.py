@@ -14,7 +14,9 @@ Handled variants, all seen in real captures:
   ``via NET/AWS Libfabric/0``, ``via direct shared memory``; ``Trees [0] a/b/c->r->p`` with the
   2.5-2.7 ``|`` down-tree, 2.2x per-channel ``Tree 0 : p -> r -> a/b/c`` and
   ``Ring 00 : prev -> r -> next``; ``NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:...`` and
-  the old ``... ; OOB ...`` separator; 2.2x ``NET/IB: [0] mlx5_0:uverbs0:1/RoCE speed=100000``;
+  the old ``... ; OOB ...`` separator, HPC-X ``[0]mlx5_50:1/IB/SHARP``; 2.2x
+  ``NET/IB: [0] mlx5_0:uverbs0:1/RoCE speed=100000``; ``P2P plugin IBext``, 2.2x
+  ``TUNER/Plugin`` / ``PROFILER/Plugin`` lines; pdsh/deepspeed ``worker-1: `` runner prefixes;
   IB completion errors as ``with error 12, opcode 0, len 0, vendor err 129 (Recv)`` (≤2.18)
   and ``with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid .. remoteGids..``
   (≥2.19, ib_plugin.c of the HPC-X plugin too);
@@ -202,11 +204,12 @@ class NetPlugin(NcclLogRecord):
     record_type: ClassVar[str] = "net_plugin"
 
     status: str
-    """``loaded``, ``not_found``, ``path`` or ``provider``."""
+    """``loaded``, ``not_found``, ``path``, ``provider`` or ``internal`` (tuner/profiler plugin
+    absent: ``TUNER/Plugin: Could not find: libnccl-tuner.so``, NCCL uses its own)."""
     name: str | None = None
     """Plugin name, library path, or libfabric provider (``efa``)."""
     kind: str | None = None
-    """``net`` or ``coll`` (CollNet/SHARP) when the line says."""
+    """``net``, ``coll`` (CollNet/SHARP), ``tuner`` or ``profiler`` when the line says."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +226,8 @@ class NetDevice:
     """IP address for interfaces (IPv6 keeps its ``%scope``)."""
     speed_gbps: float | None = None
     """From NCCL ≥2.23 ``speed=100000`` (Mb/s) probe lines."""
+    sharp: bool = False
+    """``mlx5_50:1/IB/SHARP``: the HPC-X IBext plugin found SHARP (in-network reduction) on it."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -508,7 +513,7 @@ _COMM_RE = re.compile(
 _COMM_KV_RE = re.compile(r"\b(cudaDev|nvmlDev|busId|commId|nNodes|localRanks) (\S+)")
 _ENV_RE = re.compile(r"^(NCCL_[A-Z0-9_]+) set (by environment )?to (.*?)\s*$")
 _IFACE_RE = re.compile(r"(?:\[(\d+)\])?([^\s:\[\]]+):(\S+?)<\d+>")
-_HCA_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\d+)/(\w+)")
+_HCA_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\d+)/(\w+)(/SHARP)?")
 _OOB_RE = re.compile(r"OOB ([^\s:]+):(\S+?)<\d+>")
 _IB_PROBE_RE = re.compile(
     r"^NET/IB ?: \[(\d+)\] ([^\s:]+):(?:[^\s:]+:)?(\d+)/(\w+)(?:.*?speed=(\d+))?"
@@ -720,6 +725,8 @@ def _info(msg: str, base: _Common) -> Record | None:
                 raise _Unreadable("expected 'Tree N : parent -> rank -> c/c/c'")
             edge = TreeEdge(int(t1[1]), int(t1[3]), int(t1[2]), _children(t1[4]))
             return TreeLinks(trees=(edge,), **base)
+        if msg.startswith("TUNER/Plugin"):
+            return _aux_plugin(msg, "tuner", base)
         return None
     if c0 == "N":
         if msg.startswith("NCCL version"):
@@ -746,14 +753,36 @@ def _info(msg: str, base: _Common) -> Record | None:
         return NetSelected(name=name, transport=_net_name(name), **base)
     if "comm 0x" in msg and (" - " in msg or "nNodes" in msg):
         return _comm(msg, base)
-    if c0 == "P" and msg.startswith("Plugin Path"):
-        return NetPlugin(status="path", name=msg.partition(":")[2].strip() or None, **base)
+    if c0 == "P":
+        if msg.startswith("Plugin Path"):
+            return NetPlugin(status="path", name=msg.partition(":")[2].strip() or None, **base)
+        if msg.startswith("P2P plugin "):  # HPC-X nccl_rdma_sharp_plugin: "P2P plugin IBext_v8"
+            p2p = msg[len("P2P plugin ") :].strip() or None
+            return NetPlugin(status="loaded", name=p2p, kind="net", **base)
+        if msg.startswith("PROFILER/Plugin"):
+            return _aux_plugin(msg, "profiler", base)
+        return None
     if c0 == "D" and msg.startswith("DMA-BUF"):
         enabled = "is available" in msg or "enabled" in msg.lower().split("dma-buf", 1)[1]
         gpu = msg.rsplit(" ", 1)[-1] if "device" in msg else None
         return GdrStatus(feature="dmabuf", enabled=enabled, gpu=gpu, **base)
     if "GPU Direct RDMA" in msg:
         return _gdr(msg, base)
+    return None
+
+
+def _aux_plugin(msg: str, kind: str, base: _Common) -> Record | None:
+    """``TUNER/Plugin: Could not find: libnccl-tuner.so``, ``... Failed to find
+    ncclTunerPlugin_v2 symbol, using internal tuner instead``, ``PROFILER/Plugin: Could not
+    find: libnccl-profiler.so.`` (2.2x); ``Using tuner plugin X`` / ``Loaded ... plugin X``."""
+    low = msg.lower()
+    if "could not find" in low or "using internal" in low:
+        if "failed to find" in low and "internal" not in low:
+            return None  # one symbol version probed; the final line says what NCCL did
+        return NetPlugin(status="internal", name=None, kind=kind, **base)
+    if "loaded" in low or "using " in low:
+        name = msg.rpartition(" ")[2].strip(".") or None
+        return NetPlugin(status="loaded", name=name, kind=kind, **base)
     return None
 
 
@@ -776,7 +805,7 @@ def _net(msg: str, base: _Common) -> Record | None:
     if msg.startswith(("NET/IB : Using", "NET/IB: Using", "NET/IBext : Using")):
         head, sep, tail = msg.partition("OOB ")
         devs = tuple(
-            NetDevice(int(m[1]), m[2], port=int(m[3]), link_layer=m[4])
+            NetDevice(int(m[1]), m[2], port=int(m[3]), link_layer=m[4], sharp=bool(m[5]))
             for m in _HCA_RE.finditer(head)
         )
         if not devs:

@@ -28,6 +28,10 @@ https://github.com/NVIDIA/nccl-tests and the captures under tests/fixtures/evide
 * several independent single-rank runs interleaved (nccl-tests built without ``MPI=1`` or
   started without mpirun): repeated ``# nThread`` headers, rank 0 printed by several processes,
   rows from several launcher ranks, or sizes that restart; one warning says so;
+* pastes that lost the leading ``#`` (Markdown headings: nccl-tests issues 37, 249) or whose
+  runs of spaces were collapsed (``#Rank 0 Group 0 Pid 1 on node device 0 [0000:16:00]``);
+* runs that abort: ``Test CUDA failure common.cu:986 'invalid device ordinal'`` / ``# error:``
+  lines go to the header's ``failure``; a new command line after a header ends that test;
 * a truncated last row (fewer value cells than the header announces): kept, with a warning;
 * the ``-J`` JSON document (``config``, ``devices``, ``results`` with ``out_of_place`` /
   ``in_place`` objects, ``out_of_bounds``, ``average_bus_bandwidth``), format of
@@ -71,6 +75,7 @@ class NcclTestsDevice:
 
     rank: int
     host: str
+    """As printed; empty when the machine had no hostname (``on        device  0``)."""
     device: int
     bus_id: str | None
     """As printed: ``0x07`` (bus number, before 2.13) or ``0009:01:00`` (domain:bus:device)."""
@@ -126,6 +131,10 @@ class NcclTestsHeader(Record):
     """Unit the table printed time in (``ms`` before 2019); row fields are always µs."""
     independent_runs: int = 1
     """> 1 when several single-rank runs were interleaved (built without MPI=1)."""
+    failure: str | None = None
+    """Why the run aborted: the first ``Test [CUDA|NCCL] failure FILE:LINE 'reason'`` it printed
+    (``NCCL failure common.cu:1279 'unhandled system error'``), else its ``# error: ...`` line or
+    the ``errors`` list of the ``-J`` file (``ncclGetLastError()``, src/util.cu writeErrors)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -191,7 +200,7 @@ _VERSION_RE = re.compile(
 _STARTING_RE = re.compile(r"Collective test (?:starting|concluded): *(?P<name>\S+)")
 _DEVICE_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?"
-    r"on\s+(?P<host>\S+)\s+device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*?)\s*$"
+    r"on\s+(?:(?P<host>\S+)\s+)?device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*?)\s*$"
 )
 _PARAM_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("n_threads", re.compile(r"nThread (\d+)")),
@@ -213,6 +222,7 @@ _BINARY_RE = re.compile(r"\b([a-z][a-z_]*?)_perf(?:_mpi)?\b")
 _GLUED_TAG_RE = re.compile(r"\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:)?")
 _TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s*$")
 _INT_RE = re.compile(r"^-?\d+$")
+_FAILURE_RE = re.compile(r"Test (?:(?P<what>[A-Za-z]+) )?failure (?P<where>\S+:\d+)(?P<why> .*)?$")
 _NA = frozenset({"N/A", "n/a", "NA", "-", "nan", "NaN"})
 
 _DETECT_RE = re.compile(r"#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s")
@@ -449,7 +459,7 @@ class _Parser:
                 rank=int(m.group("rank")),
                 group=int(m.group("group")) if m.group("group") else None,
                 pid=pid,
-                host=m.group("host"),
+                host=m.group("host") or "",  # empty hostname: "on        device  0"
                 device=int(m.group("dev")),
                 bus_id=m.group("bus"),
                 gpu=m.group("gpu"),
@@ -503,7 +513,13 @@ class _Parser:
             if m.group(2) == "FAILED":
                 summ.ok = False
             return
-        # "# Using devices", "#   out-of-place   in-place", "# Writing JSON ...", "# error: ..."
+        if body.startswith("error:"):
+            owner = self.cur if self.cur is not None else (self.tests[-1] if self.tests else None)
+            reason = body[6:].strip()
+            if owner is not None and reason and owner.header.failure is None:
+                owner.header.failure = reason  # ncclGetLastError() printed by writeErrors()
+            return
+        # "# Using devices", "#   out-of-place   in-place", "# Writing JSON ...", "# GPU memory"
 
     def params(self, hdr: NcclTestsHeader, body: str) -> None:
         for name, rx in _PARAM_RES:
@@ -528,6 +544,15 @@ class _Parser:
         else:
             st.summary.end_line = lineno
         return st.summary
+
+    def nccl_version(self, s: str) -> None:
+        """``NCCL version 2.25.1+cuda12.4``: the library the tests that lack one ran with."""
+        m = _NCCL_VERSION_RE.search(s)
+        if m:
+            self.pending_nccl_version = m.group(1)
+            for st in self.tests:
+                if st.header.nccl_version is None:
+                    st.header.nccl_version = m.group(1)
 
     # ---- rows
 
@@ -637,6 +662,35 @@ class _Parser:
             st.last_size[series] = size
 
 
+_BARE_COMMENTS = (
+    "nThread ",
+    "Rank ",
+    "Using devices",
+    "size ",
+    "bytes ",
+    "(B)",
+    "Out of bounds values",
+    "Avg bus bandwidth",
+    "Blocking Enabled",
+    "nccl-tests version",
+    "Collective test ",
+)
+_BARE_FIRST = frozenset(t[0] for t in _BARE_COMMENTS)
+
+
+def _bare_comment(s: str) -> bool:
+    """A header/summary line whose leading ``#`` was lost: a paste outside a Markdown code block
+    renders ``# nThread ...`` as a heading and the stored text keeps no ``#`` (nccl-tests issues
+    37, 249; nccl issue 583). Only lines unmistakably from nccl-tests qualify."""
+    if s.startswith(("size ", "bytes ")):
+        return "busbw" in s
+    if s.startswith("Rank "):
+        return " on " in s and " device " in s
+    if s.startswith("nThread "):
+        return "nGpus" in s
+    return True
+
+
 def _parse_text(text: str) -> ParseResult:
     p = _Parser()
     lines = text.split("\n")
@@ -658,23 +712,34 @@ def _parse_text(text: str) -> ParseResult:
             continue
         if c.isdigit():
             if " NCCL " in s:
+                if "NCCL version" in s:
+                    p.nccl_version(s)
                 continue
             p.row(lineno, s, raw, rank, lineno == last_idx)
             continue
-        if s.startswith("NCCL version"):
-            m = _NCCL_VERSION_RE.search(s)
-            if m:
-                p.pending_nccl_version = m.group(1)
-                for st in p.tests:
-                    if st.header.nccl_version is None:
-                        st.header.nccl_version = m.group(1)
+        if s.startswith("NCCL version") or " NCCL INFO NCCL version" in s:
+            p.nccl_version(s)  # rank 0's line, or every rank's under NCCL_DEBUG=INFO
             continue
-        if "_perf" in s and (p.cur is None or p.cur.rows > 0 or p.cur.summary is not None):
+        if "failure " in s and p.cur is not None and p.cur.header.failure is None:
+            fm = _FAILURE_RE.search(s)
+            if fm is not None:
+                what = f"{fm['what']} " if fm["what"] else ""
+                p.cur.header.failure = f"{what}failure {fm['where']}{fm['why'] or ''}".strip()
+                continue
+        if c in _BARE_FIRST and s.startswith(_BARE_COMMENTS) and _bare_comment(s):
+            p.comment(lineno, "#" + s, raw)
+            continue
+        if "_perf" in s and (
+            p.cur is None
+            or p.cur.rows > 0
+            or p.cur.summary is not None
+            or (p.cur.params_lines > 0 and " NCCL " not in s)
+        ):
             m = _BINARY_RE.search(s)
             if m:
                 p.pending_binary = m.group(0)
-                if p.cur is not None and p.cur.summary is not None:
-                    p.finish_test()
+                if p.cur is not None and (p.cur.summary is not None or p.cur.rows == 0):
+                    p.finish_test()  # a new command line: the previous run ended or failed
             continue
         if "_perf" in s and p.cur is not None and p.cur.header.binary is None:
             m = _BINARY_RE.search(s)
@@ -784,6 +849,9 @@ def _parse_json(text: str) -> ParseResult:
     if hdr.devices:
         hdr.highest_rank = max(d.rank for d in hdr.devices)
     hdr.check_column = "#wrong"
+    errors = doc.get("errors")
+    if isinstance(errors, list):
+        hdr.failure = next((e for e in errors if isinstance(e, str) and e.strip()), None)
     result.records.append(hdr)
     results = doc.get("results")
     if isinstance(results, list):

@@ -525,3 +525,69 @@ def test_format_variants_from_nccl_source() -> None:
         4,
         5,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# pdsh-style "host: " prefixes, HPC-X IBext with SHARP, Cuda failures (NVIDIA/nccl issue 1029)
+
+
+def test_pdsh_prefix_ibext_sharp_and_cuda_failures() -> None:
+    r = load("nccl-log", "pdsh-prefix-ibext-sharp-cuda-failure")
+    assert not r.warnings
+    path, p2p = r.of_type(NetPlugin)
+    assert (path.status, path.name) == (
+        "path",
+        "/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so",
+    )
+    assert (p2p.status, p2p.name, p2p.kind, p2p.line) == ("loaded", "IBext", "net", 3)
+    ib = next(d for d in r.of_type(NetDevices) if d.role == "ib")
+    assert ib.host == "rdma-test-gpu-worker-0"  # NCCL's own prefix, not the runner's
+    (hca,) = ib.devices
+    assert (hca.name, hca.port, hca.link_layer, hca.sharp) == ("mlx5_50", 1, "IB", True)
+    assert (ib.relaxed_ordering, ib.oob_interface, ib.oob_address) == (True, "eth0", "10.224.2.49")
+    assert [s.name for s in r.of_type(NetSelected)] == ["IBext", "IBext"]
+    cuda = r.of_type(NcclProblem)
+    assert [(p.category, p.cuda_dev, p.source) for p in cuda] == [
+        ("cuda", 4, "init.cc:263"),
+        ("cuda", 5, "misc/cudawrap.cc:33"),
+        ("cuda", 0, "misc/cudawrap.cc:33"),
+    ]
+    assert all(p.message == "Cuda failure 'initialization error'" for p in cuda)
+    boot = [d for d in r.of_type(NetDevices) if d.role == "bootstrap"]
+    assert [(d.pid, d.devices[0].name, d.devices[0].address) for d in boot] == [
+        (2919, "eth0", "10.224.3.43"),
+        (2914, "eth0", "10.224.3.43"),
+    ]
+
+
+def test_nvls_cuda_failure_after_distbackenderror() -> None:
+    r = load("nccl-log", "pdsh-prefix-nvls-cuda-failure-distbackenderror")
+    assert not r.warnings
+    (err,) = r.of_type(NcclErrorReport)
+    assert (err.line, err.error, err.nccl_version) == (3, "unhandled cuda error", "2.18.3")
+    problems = [p for p in r.of_type(NcclProblem) if not isinstance(p, NcclErrorReport)]
+    (nvls,) = problems
+    assert (nvls.line, nvls.category, nvls.source) == (9, "cuda", "transport/nvls.cc:245")
+    assert (nvls.host, nvls.pid, nvls.tid, nvls.cuda_dev) == (
+        "rdma-test-gpu-worker-1",
+        2914,
+        4490,
+        0,
+    )
+
+
+def test_tuner_and_profiler_plugin_lines() -> None:
+    text = "\n".join(
+        [
+            "node:12225:12255 [0] NCCL INFO PROFILER/Plugin: Could not find: libnccl-profiler.so.",
+            "n0:53:323 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v4 symbol.",
+            "n0:53:323 [0] NCCL INFO TUNER/Plugin: Failed to find ncclTunerPlugin_v2 symbol, using"
+            " internal tuner instead.",
+            "node:1:2 [0] NCCL INFO TUNER/Plugin: Could not find: libnccl-tuner.so libnccl-net.so."
+            " Using internal tuner plugin.",
+        ]
+    )
+    r = parse(text)
+    assert not r.warnings
+    got = [(p.line, p.kind, p.status) for p in r.of_type(NetPlugin)]
+    assert got == [(1, "profiler", "internal"), (3, "tuner", "internal"), (4, "tuner", "internal")]

@@ -488,3 +488,111 @@ def test_row_round_trip(size: int, dtype: str, vals: list[float], wrong: int) ->
     assert (r.oop_time_us, r.oop_algbw_GBps, r.oop_busbw_GBps) == (t1, a1, b1)
     assert (r.ip_time_us, r.ip_algbw_GBps, r.ip_busbw_GBps) == (t2, a2, b2)
     assert r.oop_wrong == int(float(f"{wrong:g}")) and r.ip_wrong == 0
+
+
+# --------------------------------------------------------------------------------------------
+# captures added later: lost '#', failed runs, srun labels, N/A #wrong, collapsed spaces
+
+
+def test_issue37_header_and_summary_without_hash() -> None:
+    r = load(KIND, "issue37-allgather-2020-hash-lost-oob-failed")
+    assert not r.warnings
+    h = header(r)
+    assert (h.collective, h.check_column, h.columns[3]) == ("all_gather", "error", "time")
+    (row,) = rows(r)
+    assert (row.line, row.size_bytes, row.count, row.data_type) == (
+        5,
+        4294967296,
+        134217728,
+        "float",
+    )
+    assert (row.oop_time_us, row.oop_busbw_GBps, row.oop_error) == (29122.0, 129.05, 1.0)
+    assert (row.ip_time_us, row.ip_busbw_GBps, row.ip_error) == (29169.0, 128.84, 1.0)
+    s = summary(r)
+    assert (s.line, s.out_of_bounds, s.ok, s.avg_busbw_GBps) == (6, 2, False, 128.942)
+
+
+def test_issue289_failed_run_then_rerun_are_two_tests() -> None:
+    r = load(KIND, "issue289-hypercube-failed-run-then-rerun")
+    assert not r.warnings  # two command lines: two runs, not interleaved single-rank runs
+    first, second = header(r, 0), header(r, 1)
+    assert (first.collective, first.n_gpus, first.ranks, first.nccl_version) == (
+        "hypercube",
+        8,
+        0,
+        "2.25.1",
+    )
+    assert first.failure == "CUDA failure common.cu:986 'invalid device ordinal'"
+    assert (second.line, second.n_gpus, second.ranks, second.failure) == (11, 2, 2, None)
+    assert [(d.rank, d.device, d.bus_id) for d in second.devices] == [
+        (0, 0, "0x1e"),
+        (1, 1, "0x22"),
+    ]
+    assert not rows(r)
+
+
+def test_issue290_srun_label_and_validation_off() -> None:
+    r = load(KIND, "issue290-srun-label-c0-na-wrong-h100")
+    assert not r.warnings
+    h = header(r)
+    assert (h.validation, h.iters, h.ranks, h.hosts) == (False, 200, 16, ["node005", "node007"])
+    assert [d.pid for d in h.devices if d.host == "node007"][:2] == [541703, 541708]
+    got = rows(r)
+    assert len(got) == 11 and all(x.rank == 0 for x in got)
+    assert all(x.oop_wrong is None and x.ip_wrong is None for x in got)
+    big = by_size(r, 8589934592)
+    assert (big.oop_time_us, big.oop_algbw_GBps, big.oop_busbw_GBps) == (103530.0, 82.97, 155.57)
+    assert big.ip_busbw_GBps == 155.56
+    s = summary(r)
+    assert (s.out_of_bounds, s.ok, s.avg_busbw_GBps) == (0, True, 142.735)
+
+
+def test_issue214_sendrecv_inplace_wrong_is_na() -> None:
+    r = load(KIND, "issue214-sendrecv-inplace-wrong-na")
+    assert not r.warnings
+    h = header(r)
+    assert (h.nodes, h.hosts, h.validation) == (2, ["gpu23", "gpu24"], True)
+    got = rows(r)
+    assert [x.size_bytes for x in got] == [256, 512, 1024, 2048, 4096]
+    assert all(x.oop_wrong == 0 and x.ip_wrong is None for x in got)
+    assert (by_size(r, 2048).oop_time_us, by_size(r, 2048).ip_algbw_GBps) == (31.58, 0.07)
+
+
+def test_issue291_collapsed_spaces_and_failure() -> None:
+    r = load(KIND, "issue291-alltoall-collapsed-spaces-cuda-failure")
+    assert not r.warnings
+    h = header(r)
+    assert (h.collective, h.nccl_version, h.check_column) == ("alltoall", "2.25.1", "#wrong")
+    (dev,) = h.devices
+    assert (dev.rank, dev.host, dev.device, dev.bus_id) == (0, "node", 0, "0000:16:00")
+    assert dev.gpu == "NVIDIA GeForce RTX 5090"
+    assert h.failure == "CUDA failure common.cu:297 'an illegal memory access was encountered'"
+    assert not rows(r) and not r.of_type(NcclTestsSummary)
+
+
+def test_error_line_and_json_errors_become_failure() -> None:
+    text = "\n".join(
+        [
+            "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 1 iters: 1",
+            "# Out of bounds values : 0 OK",
+            "# Avg bus bandwidth    : 0 ",
+            "# error: NET/IB : Got completion from peer 10.0.0.2<5000> with status=12",
+        ]
+    )
+    r = parse(text)
+    assert header(r).failure == "NET/IB : Got completion from peer 10.0.0.2<5000> with status=12"
+    doc = {"config": {"nthreads": 1}, "results": [], "errors": ["unhandled system error"]}
+    assert header(parse(json.dumps(doc))).failure == "unhandled system error"
+
+
+def test_nccl_issue841_empty_hostname() -> None:
+    r = load(KIND, "nccl-issue841-empty-hostname")
+    assert not r.warnings
+    h = header(r)
+    assert (h.binary, h.n_gpus, h.max_bytes) == ("all_reduce_perf", 8, 134217728)
+    assert [(d.rank, d.host, d.pid, d.device, d.bus_id) for d in h.devices] == [
+        (0, "", 4349, 0, "0x01"),
+        (1, "", 4349, 1, "0x23"),
+    ]
+    assert h.devices[0].gpu == "NVIDIA A100 80GB PCIe"
+    assert (h.ranks, h.nodes) == (2, 1)
