@@ -19,9 +19,21 @@ What one run prints, and what this parser makes of it:
   :class:`PerftestBwRow`; latency ``#bytes #iterations t_min[usec] t_max[usec] t_typical[usec]
   t_avg[usec] t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]`` (only ``t_avg`` in
   duration mode) → :class:`PerftestLatRow`;
+  Extra columns (``BW Port1[..]`` of dual-port runs, ``CPU_Util[%]`` of ``--cpu_util``, ``tps
+  average`` of duration-mode latency, ``#sl`` of QoS runs) are kept in the row's ``extra``;
 * notices perftest prints in between (``Conflicting CPU frequency values detected``, ``Requested
   mtu is higher than active mtu``, ``WARNING: BW peak won't be measured``, ``Device not
-  recognized to implement inline feature``) → :class:`PerftestNotice`.
+  recognized to implement inline feature``) → :class:`PerftestNotice`;
+* errors (``Couldn't connect to HOST:18515``, ``Unable to open file descriptor for socket
+  connection``, ``ethernet_read_keys: Couldn't read remote address``, ``Failed to exchange data
+  between server and clients``, ``Completion with error``, ``Couldn't get context for the
+  device``...) → :class:`PerftestNotice` with ``code='error'``: a run that failed is evidence
+  too, and a capture holding only such lines is still detected as perftest.
+
+Between the parameter block and the results table perftest prints addresses, and GPU or raw
+Ethernet runs add their own lines (``MAC attached``, CUDA/ROCm buffer messages, ``Connected:``
+timestamps); lines there that are none of the above are skipped, not warned about, so a paste
+with prose between two runs parses cleanly.
 
 Units. perftest's ``MB/sec`` is MiB/s: ``print_report_bw()`` in ``src/perftest_resources.c``
 divides by ``format_factor = (report_fmt == MBS) ? 0x100000 : 125000000``, i.e. 2^20 bytes/s for
@@ -97,6 +109,8 @@ class PerftestParams(Record):
     rdma_cm: bool | None = None
     data_exchange: str | None = None
     pcie_relax_order: str | None = None
+    gpu_memory: str | None = None
+    """``CUDA`` / ``ROCm`` when the run used GPU memory (``Use ROCm memory : ON``)."""
     params: dict[str, str] = field(default_factory=dict)
     """Every ``Key : value`` cell as printed, including those modelled above."""
 
@@ -139,6 +153,8 @@ class PerftestBwRow(Record):
     """The unit printed: ``MB/sec`` (MiB/s) or ``Gb/sec``."""
     bw_peak_raw: float | None
     bw_avg_raw: float | None
+    extra: dict[str, float] = field(default_factory=dict)
+    """Other columns as headed (``BW Port1[Gb/sec]``, ``CPU_Util[%]``, ``#sl``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -157,6 +173,8 @@ class PerftestLatRow(Record):
     t_stdev_us: float | None = None
     p99_us: float | None = None
     p999_us: float | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+    """Other columns as headed (``tps average`` of duration mode)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -167,7 +185,7 @@ class PerftestNotice(Record):
 
     run: int
     code: str
-    """``cpu_freq``, ``mtu``, ``no_peak``, ``inline``, ``other``."""
+    """``cpu_freq``, ``mtu``, ``no_peak``, ``inline``, ``error``."""
     text: str
 
 
@@ -180,10 +198,9 @@ _ADDR_RE = re.compile(r"^\s*(local|remote) address:\s*(.*)$")
 _ADDR_FIELD_RE = re.compile(r"\b(LID|QPN|PSN|OUT|RKey|VAddr)\s+(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+)")
 _GID_LINE_RE = re.compile(r"^\s*GID:\s*((?:\d{1,3}:){15}\d{1,3})\s*$")
 _HEADER_RE = re.compile(r"^\s*#bytes\s+#?iterations")
+# a header cell: "#bytes", "BW peak[MB/sec]", "MsgRate Port1[Mpps]", "99.9% percentile[usec]"
 _COL_RE = re.compile(
-    r"#bytes|#?iterations|BW peak\[(?:MB|Gb)/sec\]|BW average\[(?:MB|Gb)/sec\]|MsgRate\[Mpps\]"
-    r"|t_min\[usec\]|t_max\[usec\]|t_typical\[usec\]|t_avg\[usec\]|t_stdev\[usec\]"
-    r"|99% percentile\[usec\]|99\.9% percentile\[usec\]"
+    r"#\w+|(?:\d+(?:\.\d+)?%\s+)?[A-Za-z_][\w.]*(?:\s[A-Za-z_][\w.]*)*?\[[^\]]*\]|tps average"
 )
 _BANNER_RE = re.compile(r"^\s*\*+\s*(?:Waiting for client to connect\.*)?\s*\*+\s*$")
 _NOTICES = (
@@ -191,6 +208,23 @@ _NOTICES = (
     ("Requested mtu is higher than active mtu", "mtu"),
     ("BW peak won't be measured", "no_peak"),
     ("inline feature", "inline"),
+)
+# error lines of perftest (src/perftest_communication.c, perftest_resources.c, *_bw.c, *_lat.c)
+_ERROR_RE = re.compile(
+    r"Couldn't connect to \S+|Unable to open file descriptor|Unable to init the socket"
+    r"|ethernet_read_keys|ethernet_write_keys|Unable to (?:read|write) to socket"
+    r"|Failed to exchange data|Completion with error|Couldn't get context|Couldn't create QP"
+    r"|Failed to create QP|Couldn't allocate MR|Couldn't create CQ|Couldn't post send"
+    r"|Couldn't post recv|No IB devices found|IB device \S+ not found|Unable to find the Infiniband"
+    r"|Failed to modify QP|Failed status \d+|Problems with warm up|Couldn't listen to port"
+    r"|Couldn't bind|Failed to (?:init|alloc|register|create|connect)|Failed to find GID"
+    r"|Test with ibv_wr\* API is not supported|is not supported for this device"
+)
+# markers only perftest prints, enough to recognise a run that failed before its banner
+_ERROR_ONLY_RE = re.compile(
+    r"Unable to open file descriptor for socket connection|Unable to init the socket connection"
+    r"|ethernet_read_keys: Couldn't read|Failed to exchange data between server and clients"
+    r"|Couldn't connect to \S+:185\d\d\b"
 )
 _SKIP_PREFIXES = (
     "Waiting for client rdma_cm QP to connect",
@@ -214,6 +248,13 @@ def _detect_perftest(text: str) -> float:
     if "Number of qps" in head:
         return 0.9
     return 0.0
+
+
+def _detect_perftest_any(text: str) -> float:
+    score = _detect_perftest(text)
+    if score == 0.0 and _ERROR_ONLY_RE.search(text[:100000]) is not None:
+        return 0.9
+    return score
 
 
 def _bool(value: str) -> bool | None:
@@ -269,6 +310,10 @@ def _apply_param(p: PerftestParams, key: str, value: str) -> None:
         p.data_exchange = value
     elif k == "pcie relax order":
         p.pcie_relax_order = value
+    else:
+        gm = re.fullmatch(r"use (\w+) memory", k)
+        if gm is not None and value.upper() == "ON":
+            p.gpu_memory = key.split()[1]
 
 
 def _title_params(title: str, run: int, lineno: int) -> PerftestParams:
@@ -305,18 +350,29 @@ def _decimal_gid(text: str) -> tuple[str, str | None]:
     return groups, ipv4
 
 
+def _iterations(cell: dict[str, float], vals: list[float]) -> int:
+    it = cell.get("#iterations", cell.get("iterations"))
+    return int(it if it is not None else vals[1])
+
+
 def _bw_row(run: int, lineno: int, cols: list[str], vals: list[float], unit: str) -> PerftestBwRow:
     cell = dict(zip(cols, vals, strict=False))
     peak = next((v for c, v in cell.items() if c.startswith("BW peak")), None)
     avg = next((v for c, v in cell.items() if c.startswith("BW average")), None)
+    known = ("#bytes", "#iterations", "iterations", "MsgRate[Mpps]")
+    extra = {
+        c: v
+        for c, v in cell.items()
+        if c not in known and not c.startswith(("BW peak", "BW average"))
+    }
     factor = 1.0 if unit == "Gb/sec" else MIB * 8 / 1e9
     peak_g = None if peak is None else peak * factor
     avg_g = None if avg is None else avg * factor
     return PerftestBwRow(
         line=lineno,
         run=run,
-        size_bytes=int(cell["#bytes"]),
-        iterations=int(vals[1]),
+        size_bytes=int(vals[0]),
+        iterations=_iterations(cell, vals),
         bw_peak_gbps=peak_g,
         bw_avg_gbps=avg_g,
         bw_peak_GBps=None if peak_g is None else peak_g / 8,
@@ -325,6 +381,7 @@ def _bw_row(run: int, lineno: int, cols: list[str], vals: list[float], unit: str
         unit=unit,
         bw_peak_raw=peak,
         bw_avg_raw=avg,
+        extra=extra,
     )
 
 
@@ -340,18 +397,23 @@ _LAT_FIELDS = {
 
 
 def _lat_row(run: int, lineno: int, cols: list[str], vals: list[float]) -> PerftestLatRow:
-    row = PerftestLatRow(line=lineno, run=run, size_bytes=int(vals[0]), iterations=int(vals[1]))
-    for c, v in zip(cols[2:], vals[2:], strict=False):
+    cell = dict(zip(cols, vals, strict=False))
+    row = PerftestLatRow(
+        line=lineno, run=run, size_bytes=int(vals[0]), iterations=_iterations(cell, vals)
+    )
+    for c, v in cell.items():
         attr = _LAT_FIELDS.get(c)
         if attr is not None:
             setattr(row, attr, v)
+        elif c not in ("#bytes", "#iterations", "iterations"):
+            row.extra[c] = v
     return row
 
 
 @register(
     "perftest",
     summary="ib_{write,read,send,atomic}_{bw,lat}, raw_ethernet_bw (server or client side)",
-    detect=_detect_perftest,
+    detect=_detect_perftest_any,
     refs=("S23", "S20", "S11"),
 )
 def parse_perftest(text: str) -> ParseResult:
@@ -381,6 +443,8 @@ def parse_perftest(text: str) -> ParseResult:
             if cols is not None:
                 close_table(lineno)
                 in_block = False
+            elif params is not None and params.params:
+                in_block = False  # the ruler that closes the parameter block
             continue
         if _BANNER_RE.match(raw):
             if "Waiting for client" in raw:
@@ -399,6 +463,8 @@ def parse_perftest(text: str) -> ParseResult:
             last_addr = None
             continue
         notice = next((code for needle, code in _NOTICES if needle in stripped), None)
+        if notice is None and _ERROR_RE.search(stripped) is not None:
+            notice = "error"
         if notice is not None and not _HEADER_RE.match(raw) and "Mtu" not in raw:
             res.records.append(
                 PerftestNotice(line=lineno, run=max(run, 0), code=notice, text=stripped)

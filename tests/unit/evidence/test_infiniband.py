@@ -16,6 +16,7 @@ from aifabric.evidence.infiniband import (
     IbstatCA,
     IbstatPort,
     IbvDevice,
+    IbvGid,
     IbvPort,
     gid_ipv4,
     parse_iblinkinfo,
@@ -140,7 +141,7 @@ def test_ibv_devinfo_verbose_port_rate_and_gids() -> None:
     (p,) = res.of_type(IbvPort)
     assert p.rate_gbps == 100.0
     assert p.phys_state == "LINK_UP"
-    gids = [r for r in res.records if r.record_type == "ibv_gid"]
+    gids = res.of_type(IbvGid)
     assert [(g.index, g.roce_version, g.ipv4) for g in gids] == [
         (0, 1, None),
         (3, 2, "200.0.209.6"),
@@ -396,3 +397,48 @@ def test_parsers_never_raise_on_marker_soup(parts: list[str]) -> None:
     text = "\n".join(parts)
     for parse in (parse_ibv_devinfo, parse_ibstat, parse_show_gids, parse_iblinkinfo):
         parse(text)
+
+
+def test_ibstat_cx7_down_polling_four_space_indent() -> None:
+    res = load("ibstat", "gpud-482-cx7-polling")
+    assert not res.warnings
+    (ca,) = res.of_type(IbstatCA)
+    assert (ca.ca, ca.ca_type, ca.firmware_version, ca.node_guid) == (
+        "mlx5_10",
+        "MT4129",
+        "28.39.1002",
+        "...",
+    )
+    (port,) = res.of_type(IbstatPort)
+    assert (port.state, port.physical_state, port.active) == ("Down", "Polling", False)
+    assert (port.rate_gbps, port.base_lid, port.sm_lid) == (10.0, 868, 334)
+    assert (port.link_layer, port.end_line) == ("InfiniBand", 17)
+
+
+def test_ibstat_linkup_but_state_down_in_pod() -> None:
+    res = load("ibstat", "network-operator-249-down-linkup")
+    assert not res.warnings
+    (ca,) = res.of_type(IbstatCA)
+    assert (ca.ca, ca.ca_type, ca.line) == ("mlx5_7", "MT4124", 2)
+    (port,) = res.of_type(IbstatPort)
+    assert (port.state, port.physical_state, port.active) == ("Down", "LinkUp", False)
+    assert (port.rate_gbps, port.base_lid, port.port_guid) == (200.0, 65535, "0x9aecdde4e1e642ba")
+
+
+def test_ibv_devinfo_verbose_upstream_flags_truncated() -> None:
+    res = load("ibv-devinfo", "k8s-rdma-shared-164-verbose-truncated")
+    (dev,) = res.of_type(IbvDevice)
+    assert (dev.hca_id, dev.vendor_part_id, dev.board_id, dev.fw_ver) == (
+        "mlx5_0",
+        4117,
+        "H3C0010110034",
+        "14.29.1016",
+    )
+    assert dev.attrs["max_qp"] == "262144"
+    assert dev.attrs["device_cap_flags"] == "0x25321c36"
+    assert dev.flags["device_cap_flags"][0] == "BAD_PKEY_CNTR"
+    assert dev.flags["device_cap_flags"][-1] == "XRC"
+    assert len(dev.flags["device_cap_flags"]) == 9
+    assert not res.of_type(IbvPort)
+    (w,) = res.warnings
+    assert "0 of 1 port" in w.message

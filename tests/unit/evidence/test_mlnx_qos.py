@@ -128,3 +128,32 @@ def test_never_raises(text: str) -> None:
 )
 def test_never_raises_on_marker_soup(parts: list[str]) -> None:
     parse_mlnx_qos("\n".join(parts))
+
+
+def test_original_community_page_indented_with_blank_lines() -> None:
+    res = load("mlnx-qos", "mellanox-doc2792-indented-blank-lines")
+    assert not res.warnings
+    (rep,) = res.of_type(QosReport)
+    assert (rep.interface, rep.dcbx_mode, rep.trust, rep.cable_len_m) == (
+        "eth2",
+        "OS controlled",
+        "dscp",
+        10,
+    )
+    assert len(rep.dscp_to_priority) == 64
+    assert rep.dscp_to_priority[26] == 3
+    assert rep.dscp_to_priority[46] == 5
+    assert rep.pfc_enabled_priorities == [0, 2, 6, 7]
+    assert [(t.tc, t.tsa, t.bw_percent) for t in rep.tcs] == [
+        (0, "ets", 10),
+        (1, "ets", 10),
+        (2, "ets", 10),
+        (3, "ets", 10),
+        (4, "ets", 10),
+        (5, "ets", 10),
+        (6, "strict", None),
+        (7, "ets", 40),
+    ]
+    assert rep.priority_tc()[1] == 0
+    assert rep.priority_tc()[0] == 1
+    assert rep.end_line == 49

@@ -27,7 +27,7 @@ CASES = [c for c in all_cases() if c.kind == "perftest"]
 def test_fixture_detects_and_warns_as_documented(c: Any) -> None:
     assert detect_kind(c.text()) == "perftest"
     res = c.parse()
-    assert res.of_type(PerftestParams)
+    assert res.of_type(PerftestParams) or res.of_type(PerftestNotice)
     assert len(res.warnings) == c.meta.get("warnings", 0), [str(w) for w in res.warnings]
 
 
@@ -181,3 +181,107 @@ def test_never_raises(text: str) -> None:
 )
 def test_never_raises_on_marker_soup(parts: list[str]) -> None:
     parse_perftest("\n".join(parts))
+
+
+@pytest.mark.parametrize(
+    ("name", "after"),
+    [
+        ("spiderpool-read-lat-roce-sriov-indented", 12),
+        ("spiderpool-read-lat-roce-sriov-indented", 27),
+        ("ainic-rocm-gdr-bidir-sweep-server", 20),
+        ("ainic-rocm-gdr-bidir-sweep-server", 60),
+    ],
+)
+def test_garbage_line_in_new_captures(name: str, after: int) -> None:
+    assert_garbage_line_is_one_warning("perftest", name, after)
+
+
+def test_read_lat_indented_roce_vf_in_pod() -> None:
+    res = load("perftest", "spiderpool-read-lat-roce-sriov-indented")
+    assert not res.warnings
+    (p,) = res.of_type(PerftestParams)
+    assert (p.test, p.verb, p.measure, p.role) == (
+        "RDMA_Read Latency Test",
+        "read",
+        "lat",
+        "client",
+    )
+    assert (p.device, p.mtu_bytes, p.link_type, p.gid_index) == ("mlx5_5", 1024, "Ethernet", 2)
+    assert (p.tx_depth, p.outstanding_reads, p.rdma_cm) == (1, 16, False)
+    local, remote = res.of_type(PerftestAddress)
+    assert (local.qpn, local.psn, local.gid_ipv4) == (0x0B69, 0xD476C2, "172.81.0.105")
+    assert (remote.qpn, remote.gid_ipv4) == (0x0D69, "172.81.0.118")
+    assert [n.code for n in res.of_type(PerftestNotice)] == ["cpu_freq", "cpu_freq"]
+    (row,) = res.of_type(PerftestLatRow)
+    assert (row.size_bytes, row.iterations, row.line) == (2, 1000, 28)
+    assert (row.t_min_us, row.t_max_us, row.t_typical_us, row.t_avg_us) == (6.66, 20.37, 6.74, 6.82)
+    assert (row.t_stdev_us, row.p99_us, row.p999_us) == (0.78, 7.15, 20.37)
+
+
+def test_rocm_gdr_bidirectional_sweep_server() -> None:
+    res = load("perftest", "ainic-rocm-gdr-bidir-sweep-server")
+    assert not res.warnings
+    (p,) = res.of_type(PerftestParams)
+    assert (p.test, p.bidirectional, p.role) == ("RDMA_Write Bidirectional BW Test", True, "server")
+    assert (p.device, p.num_qps, p.gid_index, p.gpu_memory) == ("ionic_1", 4, 1, "ROCm")
+    assert p.params["Lock-free"] == "OFF"
+    assert p.params["CQE Poll Batch"] == "16"
+    assert p.params["CPU freq"] == "3295[MHz]"
+    addrs = res.of_type(PerftestAddress)
+    assert [a.side for a in addrs] == ["local"] * 4 + ["remote"] * 4
+    assert addrs[0].gid == "fd93:16d3:59b6:014f:0690:81ff:fe3a:3650"
+    assert addrs[0].gid_ipv4 is None
+    assert addrs[4].qpn == 0x0002
+    rows = res.of_type(PerftestBwRow)
+    assert [r.size_bytes for r in rows] == [2**k for k in range(1, 24)]
+    assert all(r.unit == "Gb/sec" and r.iterations == 20000 for r in rows)
+    assert rows[0].bw_peak_gbps == pytest.approx(0.147580)
+    assert rows[-1].bw_avg_gbps == pytest.approx(697.97)
+    assert rows[-1].msg_rate_mpps == pytest.approx(0.010401)
+
+
+def test_connect_error_only_capture_is_perftest() -> None:
+    c = case("perftest", "perftest-228-connect-error")
+    assert detect_kind(c.text()) == "perftest"
+    res = c.parse()
+    assert not res.warnings
+    assert not res.of_type(PerftestParams)
+    errors = res.of_type(PerftestNotice)
+    assert [(n.line, n.code) for n in errors] == [(2, "error"), (3, "error")]
+    assert errors[0].text == "Couldn't connect to 192.168.125.211:18515"
+
+
+def test_error_inside_a_run_is_a_notice_not_a_warning() -> None:
+    text = (
+        "                    RDMA_Write BW Test\n"
+        " Dual-port       : OFF\t\tDevice         : mlx5_0\n"
+        " Data ex. method : Ethernet\n"
+        "---------------------------------------------------------------------------------------\n"
+        "ethernet_read_keys: Couldn't read remote address\n"
+        " Unable to read to socket/rdma_cm\n"
+        "Failed to exchange data between server and clients\n"
+    )
+    res = parse_perftest(text)
+    assert not res.warnings
+    assert [n.code for n in res.of_type(PerftestNotice)] == ["error"] * 3
+
+
+def test_extra_columns_dual_port_cpu_util_and_duration_latency() -> None:
+    text = (
+        " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
+        "    CPU_Util[%]\n"
+        " 65536      5000             97.50              97.40              0.185800"
+        "\t    12.50\n"
+        "---------------------------------------------------------------------------------------\n"
+        " #bytes        #iterations       t_avg[usec]    tps average\n"
+        " 2             1234567           1.62           617283.50\n"
+        "---------------------------------------------------------------------------------------\n"
+    )
+    res = parse_perftest(text)
+    assert not res.warnings
+    (bw,) = res.of_type(PerftestBwRow)
+    assert bw.extra == {"CPU_Util[%]": 12.5}
+    assert bw.bw_avg_gbps == pytest.approx(97.4)
+    (lat,) = res.of_type(PerftestLatRow)
+    assert (lat.iterations, lat.t_avg_us, lat.t_min_us) == (1234567, 1.62, None)
+    assert lat.extra == {"tps average": 617283.5}
