@@ -202,7 +202,9 @@ def _groups(
                     line=line,
                     scope=scope,
                     priorities=cos,
-                    enabled=name in listed,
+                    # no port_group_list in the capture (an excerpt): whether switchd uses it
+                    # is unknown, not False
+                    enabled=(name in listed) if list_key in kv else None,
                     rx_enabled=_bool(settings.get("rx_enable")),
                     tx_enabled=_bool(settings.get("tx_enable")),
                     internal_cos=True,

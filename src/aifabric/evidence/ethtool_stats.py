@@ -282,6 +282,34 @@ def _detect(text: str) -> float:
     return 0.0
 
 
+# The common case, one clean dump ("NIC statistics:" then indented "name: integer" lines only),
+# takes a fast path with the same result as the general loop below (a test holds them equal).
+_FAST_PAIR_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.\[\]/-]*): (-?\d+)$", re.MULTILINE)
+
+
+def _parse_fast(text: str) -> ParseResult | None:
+    body = text if text.endswith("\n") else text + "\n"
+    header = body.startswith("NIC statistics:")
+    if header and body[: body.index("\n")].rstrip() != "NIC statistics:":
+        return None
+    pairs = _FAST_PAIR_RE.findall(body)
+    # every line after the optional header must be a counter: the anchored pattern matches a
+    # line at most once, so equal counts mean no other line is present
+    if not pairs or len(pairs) != body.count("\n") - header:
+        return None
+    if not header and body[0] not in " \t" and "_" not in pairs[0][0]:
+        return None  # a flush-left first line without "_" is not taken as a counter
+    first = 2 if header else 1
+    rec = _new(1, None, header)
+    rec.first_counter_line = first
+    rec.counters = {name: int(value) for name, value in pairs}
+    rec.end_line = first + len(pairs) - 1
+    _fill_groups(rec)
+    result = ParseResult(kind="ethtool-stats")
+    result.records.append(rec)
+    return result
+
+
 @register(
     "ethtool-stats",
     summary="ethtool -S IFACE (NIC statistics: per-driver counters)",
@@ -290,6 +318,13 @@ def _detect(text: str) -> float:
 )
 def parse_ethtool_stats(text: str) -> ParseResult:
     """Parse one or more ``ethtool -S`` dumps; never raises."""
+    fast = _parse_fast(text)
+    if fast is not None:
+        return fast
+    return _parse_general(text)
+
+
+def _parse_general(text: str) -> ParseResult:
     result = ParseResult(kind="ethtool-stats")
     recs: list[EthtoolStats] = []
     cur: EthtoolStats | None = None

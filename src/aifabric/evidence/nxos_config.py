@@ -11,8 +11,11 @@ maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn``) → ``system qo
 qos input``). Each ``policy-map type qos`` becomes one ``dscp-map`` (DSCP → qos-group) built from
 its classes' DSCP matches (``tc-map`` ``cos-to-qos-group`` for CoS matches); the queue number
 of a queuing/network-qos class comes from its system class name (``c-out-8q-q3`` → 3,
-``c-8q-nq3`` → 3, ``*-default`` → 0). Blocks are found by keyword (indentation optional, so
-flattened pastes parse too); ``switch(config)#`` prompts are stripped.
+``c-8q-nq3`` → 3, ``*-default`` → 0) or, for a user class, from ``match qos-group N`` in its
+``class-map type network-qos|queuing``. Blocks are found by keyword (indentation optional, so
+flattened pastes and pastes indented as a whole, e.g. Markdown code blocks, parse too;
+``class-map type``, ``policy-map type``, ``system qos`` and ``interface`` always open a block);
+``switch(config)#`` prompts are stripped.
 
 Sources: Cisco Nexus 9000 NX-OS Quality of Service Configuration Guide 10.5(x), chapters
 "Configuring Network QoS", "Configuring Queuing and Scheduling", "Configuring Priority Flow
@@ -50,6 +53,7 @@ _CLASS_MAP_RE = re.compile(
 _POLICY_RE = re.compile(r"^policy-map type (qos|network-qos|queuing) (\S+)")
 _CLASS_RE = re.compile(r"^class(?: type (?:qos|network-qos|queuing))? (\S+)")
 _QNUM_RE = re.compile(r"(?:q|nq)(\d)$")
+_ALWAYS_TOP_RE = re.compile(r"^(?:interface \S|class-map type |policy-map type |system qos$)")
 _RED_RE = re.compile(
     r"random-detect minimum-threshold (?P<min>\d+(?:\.\d+)?) (?P<minu>\S+) "
     r"maximum-threshold (?P<max>\d+(?:\.\d+)?) (?P<maxu>\S+)"
@@ -122,6 +126,7 @@ def parse_nxos_config(text: str) -> ParseResult:
     class_dscp: dict[str, tuple[int, ...]] = {}
     class_cos: dict[str, tuple[int, ...]] = {}
     policy_sets: dict[str, tuple[int, list[tuple[str, int]]]] = {}
+    class_group: dict[str, int] = {}
     ctx: _Ctx | None = None
 
     def close(c: _Ctx | None) -> None:
@@ -157,12 +162,14 @@ def parse_nxos_config(text: str) -> ParseResult:
         is_child = ctx is not None and (indent > 0 or word in _CHILD_WORDS)
         if word in _TOP_WORDS and indent == 0 and not (word == "priority-flow-control" and ctx):
             is_child = False
+        if _ALWAYS_TOP_RE.match(s):
+            is_child = False  # never nested: pastes indented as a whole, or flattened
         if not is_child:
             close(ctx)
             ctx = _top(s, lineno, result, policy_sets)
             continue
         assert ctx is not None
-        _child(ctx, s, lineno, result, class_dscp, class_cos, policy_sets)
+        _child(ctx, s, lineno, result, class_dscp, class_cos, policy_sets, class_group)
     close(ctx)
 
     for policy, (pline, sets) in policy_sets.items():
@@ -241,8 +248,14 @@ def _child(
     class_dscp: dict[str, tuple[int, ...]],
     class_cos: dict[str, tuple[int, ...]],
     policy_sets: dict[str, tuple[int, list[tuple[str, int]]]],
+    class_group: dict[str, int],
 ) -> None:
     rec = result.records.append
+    if c.kind in ("class-map-network-qos", "class-map-queuing"):
+        m = re.match(r"^match qos-group (\d+)\s*$", s)
+        if m is not None:
+            class_group[c.name] = int(m.group(1))
+        return
     if c.kind.startswith("policy-"):
         m = _CLASS_RE.match(s)
         if m is not None:
@@ -278,7 +291,7 @@ def _child(
         return
     if c.kind == "policy-nq":
         if s.startswith("pause"):
-            _pause(c, s, lineno, result, scope)
+            _pause(c, s, lineno, result, scope, class_group)
         elif s.startswith("mtu "):
             try:
                 rec(Mtu(line=lineno, scope=scope, mtu_bytes=int(s.split()[1])))
@@ -287,6 +300,8 @@ def _child(
         return
     if c.kind == "policy-queuing":
         q = _queue_of(c.cls) if c.cls else None
+        if q is None and c.cls is not None:
+            q = class_group.get(c.cls)
         if s.startswith("random-detect"):
             m = _RED_RE.search(s)
             if m is None:
@@ -338,7 +353,9 @@ def _child(
         _port_line(c, s, lineno, result)
 
 
-def _pause(c: _Ctx, s: str, lineno: int, result: ParseResult, scope: str) -> None:
+def _pause(
+    c: _Ctx, s: str, lineno: int, result: ParseResult, scope: str, class_group: dict[str, int]
+) -> None:
     m = re.match(r"pause pfc-cos ([\d,\s-]+)", s)
     prios: tuple[int, ...] = ()
     if m is not None:
@@ -351,6 +368,8 @@ def _pause(c: _Ctx, s: str, lineno: int, result: ParseResult, scope: str) -> Non
         return
     if not prios and c.cls is not None:
         q = _queue_of(c.cls)
+        if q is None:
+            q = class_group.get(c.cls)  # user class: 'match qos-group 3' in its class-map
         prios = (q,) if q is not None else ()
     for r in result.records:
         if isinstance(r, PfcConfig) and r.scope == scope:

@@ -2,8 +2,9 @@
 watch on a lossless fabric; S12: pauses on a priority that should be lossy are a misconfig).
 
 Handled, each table found by its header so several may follow each other in one paste (shell
-prompts, ``Last cached time was ...`` and ``Changed polling interval to ...`` banners, the
-``..`` / ``.`` elision lines of shortened pastes are skipped):
+prompts, Markdown fences, ``Last cached time was ...`` and ``Changed polling interval to ...``
+banners, the ``..`` / ``.`` elision lines of shortened pastes are skipped; a blank line between
+a header and its first row is tolerated):
 
 * SONiC ``show pfc counters`` / ``pfcstat``: ``Port Rx  PFC0 ... PFC7`` and ``Port Tx ...``
   tables (comma thousands separators, ``N/A``) → ``pfc-counters`` per port and direction;
@@ -13,25 +14,45 @@ prompts, ``Last cached time was ...`` and ``Changed polling interval to ...`` ba
   TX OK/DROP ...``, queue ``Ethernet4:3``) → ``pfcwd-stats``;
 * SONiC ``show pfcwd config`` (``PORT ACTION DETECTION TIME RESTORATION TIME [HISTORY]``) →
   the shared ``pfc-watchdog`` record; the polling-interval banner → a global one;
+* SONiC ``show queue counters`` / ``queuestat`` (``Port  TxQ  Counter/pkts  Counter/bytes
+  Drop/pkts  Drop/bytes``, and the ``--trim``, ``--voq`` (``Voq``, ``host|Ethernet0`` system
+  ports) and ``show queue wredcounters`` (``WredDrp/pkts ... EcnMarked/pkts``) column sets;
+  ``For namespace asic0:`` banners) → ``queue-counters``, one per port queue (``UC3``, ``MC8``,
+  ``ALL0``, ``VOQ1``), every column kept by name;
+* SONiC ``show priority-group drop counters`` (``Ingress PG dropped packets:``), ``show
+  priority-group [persistent-]watermark headroom|shared`` and ``show queue [persistent-]watermark
+  unicast|multicast`` (``Port  PG0 ... PG7`` / ``Port  UC0 ... UC7``, titled by the line above)
+  → ``indexed-counters``, one per port with the title as ``stat``;
 * Cisco NX-OS ``show interface priority-flow-control`` (``Port  Mode Oper(VL bmap)  RxPPP
-  TxPPP``) → ``pfc-port-totals``.
+  TxPPP`` between ``=====`` rules, ``Auto Off`` rows without a bitmap, Nexus 5K/UCS FI pastes
+  indented by a blog or a docstring) → ``pfc-port-totals``.
 
-Sources: sonic-utilities ``scripts/pfcstat``, ``pfcwd/main.py`` and their tests; pastes in
-sonic-buildimage issues #5540, #8181, #9430 and sonic-utilities PRs #682, #1057; Cisco Nexus 9000
-QoS guide "Verifying the Priority Flow Control Configuration".
+Sources: sonic-utilities ``scripts/pfcstat``, ``scripts/queuestat``, ``scripts/pg-drop``,
+``scripts/watermarkstat``, ``pfcwd/main.py``, their tests and ``doc/Command-Reference.md``;
+pastes in sonic-buildimage issues #5540, #8181, #9430 and sonic-utilities PRs #682, #1057;
+Cisco Nexus 9000 QoS guide "Verifying the Priority Flow Control Configuration"; a Nexus 5K
+paste in Matt Oswalt's blog (github.com/Mierdin/blog).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 from aifabric.evidence.sonic_config import PfcWatchdog
 
-__all__ = ["PfcCounters", "PfcHistory", "PfcPortTotals", "PfcwdStats", "parse_pfc_counters"]
+__all__ = [
+    "IndexedCounters",
+    "PfcCounters",
+    "PfcHistory",
+    "PfcPortTotals",
+    "PfcwdStats",
+    "QueueCounters",
+    "parse_pfc_counters",
+]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -90,6 +111,53 @@ class PfcPortTotals(Record):
     tx_pause: int | None
 
 
+@dataclass(slots=True, kw_only=True)
+class QueueCounters(Record):
+    """One egress queue of one port (SONiC ``queuestat``). ``counters`` holds every column by
+    its header name (``Counter/pkts``, ``Drop/bytes``, ``EcnMarked/pkts``, ``Trim/pkts``...),
+    ``None`` where the tool printed ``N/A``; the common ones are lifted into fields."""
+
+    record_type: ClassVar[str] = "queue-counters"
+    port: str
+    queue: str
+    """As printed: ``UC3``, ``MC8``, ``ALL0``, ``VOQ1``."""
+    queue_type: str
+    queue_index: int | None
+    namespace: str | None = None
+    tx_pkts: int | None = None
+    tx_bytes: int | None = None
+    drop_pkts: int | None = None
+    drop_bytes: int | None = None
+    wred_drop_pkts: int | None = None
+    ecn_marked_pkts: int | None = None
+    counters: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class IndexedCounters(Record):
+    """One port row of a ``Port  PG0 .. PG7`` / ``Port  UC0 .. UC7`` table: PG drops (S22: drops
+    on a lossless PG mean headroom is short) or PG/queue watermarks (bytes)."""
+
+    record_type: ClassVar[str] = "indexed-counters"
+    port: str
+    stat: str
+    """The title printed above the table (``Ingress PG dropped packets``), or ``PG`` / ``UC``."""
+    columns: tuple[str, ...]
+    values: tuple[int | None, ...]
+    namespace: str | None = None
+
+
+_QUEUE_FIELDS = {
+    "Counter/pkts": "tx_pkts",
+    "Counter/bytes": "tx_bytes",
+    "Drop/pkts": "drop_pkts",
+    "Drop/bytes": "drop_bytes",
+    "WredDrp/pkts": "wred_drop_pkts",
+    "EcnMarked/pkts": "ecn_marked_pkts",
+}
+_QUEUE_HDR_RE = re.compile(r"^\s*Port\s+(TxQ|Voq)\s+\S+/\S+")
+_INDEXED_HDR_RE = re.compile(r"^\s*Port\s+((?:PG|UC|MC|Q|ALL)\d+)(?:\s+[A-Z]+\d+)+\s*$")
+_QNAME_RE = re.compile(r"^([A-Za-z]+)(\d+)$")
 _PFC_HDR_RE = re.compile(r"^\s*Port (Rx|Tx)\s+PFC0\s+PFC1")
 _NUM_RE = re.compile(r"^(?:\d{1,3}(?:,\d{3})+|\d+)$")
 _PROMPT_RE = re.compile(r"^\S*[@:]\S*[#$]\s|^[#$]\s|^\S+# ")
@@ -105,6 +173,14 @@ def _detect(text: str) -> float:
         return 0.95
     if "RxPPP" in head and "TxPPP" in head:
         return 0.95
+    if "Counter/pkts" in head and "TxQ" in head:
+        return 0.95
+    if re.search(r"Port\s+Voq\s+\S+/pkts", head) or re.search(r"Port\s+TxQ\s+\S+/pkts", head):
+        return 0.95
+    if "Ingress PG dropped packets" in head or "shared pool occupancy per" in head:
+        return 0.95
+    if "Ingress headroom per PG" in head or re.search(r"Port\s+PG0\s+PG1\s+PG2", head):
+        return 0.9
     return 0.0
 
 
@@ -124,7 +200,8 @@ def _pair(cell: str) -> tuple[int | None, int | None]:
 
 @register(
     "pfc-counters",
-    summary="SONiC 'show pfc counters'/pfcstat, 'show pfcwd stats|config'; NX-OS "
+    summary="SONiC 'show pfc counters'/pfcstat, 'show pfcwd stats|config', 'show queue "
+    "counters|watermark', 'show priority-group drop counters|watermark'; NX-OS "
     "'show interface priority-flow-control'",
     detect=_detect,
     refs=("S12", "S20", "S22"),
@@ -134,14 +211,29 @@ def parse_pfc_counters(text: str) -> ParseResult:
     result = ParseResult(kind="pfc-counters")
     table: str | None = None
     direction = ""
+    columns: list[str] = []
+    title = ""
+    namespace: str | None = None
+    prev = ""
+    rows = 0
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip()
         s = line.strip()
+        last, prev = prev, s
         if not s:
+            if rows:  # a blank between a header and its first row is kept (NX-OS, wredcounters)
+                table = None
+            continue
+        if s.startswith("For namespace"):
+            namespace = s[len("For namespace") :].strip(" :") or None
             table = None
             continue
-        if _PROMPT_RE.match(s) or s.startswith(("Last cached time", "Failed to")):
+        if _PROMPT_RE.match(s) or s.startswith(("Last cached time", "Failed to", "```")):
             table = None
+            continue
+        if s.endswith("Last cached time was") or re.match(r"^\S+ Last cached time was", s):
+            continue
+        if set(s) <= {"="}:
             continue
         if s.startswith("Changed polling interval to"):
             m = re.search(r"(\d+)\s*ms", s)
@@ -155,26 +247,94 @@ def parse_pfc_counters(text: str) -> ParseResult:
         hm = _PFC_HDR_RE.match(line)
         if hm is not None:
             table, direction = "pfc", hm.group(1).lower()
+            rows = 0
             continue
         if "STORM DETECTED/RESTORED" in s:
             table = "pfcwd-stats"
+            rows = 0
             continue
         if "DETECTION TIME" in s and "RESTORATION TIME" in s:
             table = "pfcwd-config"
+            rows = 0
             continue
         if "RX Pause Transitions" in s:
             table = "history"
+            rows = 0
             continue
         if "RxPPP" in s and "TxPPP" in s:
             table = "nxos"
+            rows = 0
+            continue
+        if _QUEUE_HDR_RE.match(line):
+            table, columns = "queue", s.split()
+            rows = 0
+            continue
+        if _INDEXED_HDR_RE.match(line):
+            table, columns = "indexed", s.split()
+            rows = 0
+            title = last.rstrip(":").strip() if last.endswith(":") else columns[1].rstrip("0")
             continue
         if table is None:
             continue
+        rows += 1
         try:
-            _row(table, direction, s, lineno, result)
+            if table == "queue":
+                _queue_row(columns, s, lineno, namespace, result)
+            elif table == "indexed":
+                _indexed_row(columns, title, s, lineno, namespace, result)
+            else:
+                _row(table, direction, s, lineno, result)
         except (ValueError, IndexError):
             result.warn(lineno, f"expected a row of the {table} table", s)
     return result
+
+
+def _queue_row(
+    columns: list[str], s: str, lineno: int, namespace: str | None, result: ParseResult
+) -> None:
+    t = s.split()
+    if len(t) != len(columns):
+        raise ValueError("cell count differs from the header")
+    m = _QNAME_RE.match(t[1])
+    if m is None:
+        raise ValueError("queue name like UC3")
+    counters = {name: _count(cell) for name, cell in zip(columns[2:], t[2:], strict=True)}
+    rec = QueueCounters(
+        line=lineno,
+        port=t[0],
+        queue=t[1],
+        queue_type=m.group(1).upper(),
+        queue_index=int(m.group(2)),
+        namespace=namespace,
+        counters=counters,
+    )
+    for name, attr in _QUEUE_FIELDS.items():
+        if name in counters:
+            setattr(rec, attr, counters[name])
+    result.records.append(rec)
+
+
+def _indexed_row(
+    columns: list[str],
+    title: str,
+    s: str,
+    lineno: int,
+    namespace: str | None,
+    result: ParseResult,
+) -> None:
+    t = s.split()
+    if len(t) != len(columns):
+        raise ValueError("cell count differs from the header")
+    result.records.append(
+        IndexedCounters(
+            line=lineno,
+            port=t[0],
+            stat=title,
+            columns=tuple(columns[1:]),
+            values=tuple(_count(c) for c in t[1:]),
+            namespace=namespace,
+        )
+    )
 
 
 def _row(table: str, direction: str, s: str, lineno: int, result: ParseResult) -> None:

@@ -255,6 +255,39 @@ def test_nxos_malformed_line() -> None:
     assert _sans_lines(bad.records) == _sans_lines(good.records)
 
 
+def test_nxos_flat_n3132_user_classes_resolved_by_qos_group() -> None:
+    r = load("nxos-config", "n3132-rdma-flat-msdocs")
+    assert not r.warnings
+    (cos,) = r.of_type(TcMap)
+    assert (cos.kind, cos.name, cos.mapping, cos.line) == (
+        "cos-to-qos-group",
+        "QOS_MARKING",
+        {3: 3},
+        5,
+    )
+    (pfc,) = r.of_type(PfcConfig)
+    # 'class type network-qos RDMA' has no q<N> suffix: its class-map says 'match qos-group 3'
+    assert pfc.scope == "policy-map QOS_NETWORK class RDMA" and pfc.priorities == (3,)
+    assert (pfc.mode, pfc.line) == ("no-drop", 19)
+    mtus = {m.scope.rsplit(" ", 1)[-1]: m.mtu_bytes for m in r.of_type(Mtu)}
+    assert mtus == {"RDMA": 2240, "class-default": 9216}
+    sched = {q.queue: q.bandwidth_pct for q in r.of_type(QueueSchedule)}
+    assert sched == {3: 50.0, 0: 50.0}
+    (system,) = r.of_type(PortQos)
+    assert system.scope == "system qos" and system.maps["type network-qos"] == "QOS_NETWORK"
+    assert system.maps["type queuing output"] == "QOS_QUEUEING" and system.line == 22
+
+
+def test_nxos_indented_blog_network_qos() -> None:
+    r = load("nxos-config", "n5k-fcoe-network-qos-blog")
+    assert not r.warnings
+    mtu = {m.scope: (m.mtu_bytes, m.line) for m in r.of_type(Mtu)}
+    assert mtu["policy-map system-level-net-qos class class-platinum"] == (9216, 4)
+    assert mtu["policy-map system-level-net-qos class class-fcoe"] == (2158, 7)
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.mode == "no-drop" and pfc.line == 6 and pfc.priorities == ()
+
+
 # ---------------------------------------------------------------------------- NVUE
 
 
@@ -332,6 +365,20 @@ def test_cumulus_traffic_conf() -> None:
     assert ecn.extra["queue_is"] == "internal-cos"
 
 
+def test_cumulus_nclu_excerpt_without_pfc_group_list() -> None:
+    r = load("cumulus-traffic-conf", "nclu-storage-optimized-pfc-41")
+    assert not r.warnings  # prompt line and '...' elisions skipped
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.scope == "pfc ROCE_PFC (swp1)" and pfc.priorities == (3,) and pfc.line == 4
+    assert pfc.enabled is None  # pfc.port_group_list elided from the paste: unknown
+    assert (pfc.rx_enabled, pfc.tx_enabled, pfc.internal_cos) == (True, True, True)
+    (ecn,) = r.of_type(EcnConfig)
+    assert (ecn.min_bytes, ecn.max_bytes, ecn.probability_pct) == (150000, 1500000, 100.0)
+    assert ecn.queue == 3 and ecn.ecn_enabled and ecn.extra["listed"] == "true"
+    groups = {g.name: g for g in r.of_type(PortGroup)}
+    assert groups["ROCE_PFC"].settings["xoff_size"] == "18000" and not groups["ROCE_PFC"].listed
+
+
 def test_cumulus_malformed_line() -> None:
     text = case("cumulus-traffic-conf", "roce-pfc-ecn-cat").text()
     good = parse_text(text, "cumulus-traffic-conf")
@@ -352,9 +399,12 @@ def test_cumulus_malformed_line() -> None:
         ("eos-config", "avd-qos-maps-service-profile"),
         ("nxos-config", "amd-n9364e-dcqcn"),
         ("nxos-config", "azure-local-storage-qos"),
+        ("nxos-config", "n3132-rdma-flat-msdocs"),
+        ("nxos-config", "n5k-fcoe-network-qos-blog"),
         ("nvue", "show-qos-roce"),
         ("nvue", "show-interface-roce-counters"),
         ("cumulus-traffic-conf", "roce-pfc-ecn-cat"),
+        ("cumulus-traffic-conf", "nclu-storage-optimized-pfc-41"),
     ],
 )
 def test_detected_without_kind(kind: str, name: str) -> None:

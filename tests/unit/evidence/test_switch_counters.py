@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.sonic_config import PfcWatchdog
-from aifabric.evidence.switch_counters import PfcCounters, PfcPortTotals, PfcwdStats
+from aifabric.evidence.switch_counters import (
+    IndexedCounters,
+    PfcCounters,
+    PfcPortTotals,
+    PfcwdStats,
+    QueueCounters,
+)
 from tests.unit.evidence.fixtures import case, load
 
 KIND = "pfc-counters"
@@ -154,3 +160,101 @@ def test_rx_table_round_trips(rows: list[tuple[str, list[int]]]) -> None:
 @given(st.text(max_size=400))
 def test_never_raises(text: str) -> None:
     assert parse_text(text, KIND).kind == KIND
+
+
+def test_nxos_n5k_blog_paste_auto_off_without_bitmap() -> None:
+    r = load(KIND, "nxos-n5k-auto-off-blog-paste")
+    assert not r.warnings
+    rows = {p.port: p for p in r.of_type(PfcPortTotals)}
+    assert list(rows) == ["Ethernet1/47", "Ethernet1/48", "Ethernet4/15", "Ethernet4/16"]
+    e47 = rows["Ethernet1/47"]
+    assert (e47.mode, e47.oper, e47.vl_bitmap) == ("Auto", "Off", None)
+    assert (e47.rx_pause, e47.tx_pause, e47.line) == (7316, 762946, 6)
+    assert rows["Ethernet1/48"].tx_pause == 761362 and rows["Ethernet4/16"].line == 9
+
+
+def test_sonic_queue_counters_and_trim_tables() -> None:
+    r = load(KIND, "sonic-queue-counters-and-trim-cmdref")
+    assert not r.warnings
+    q = r.of_type(QueueCounters)
+    assert len(q) == 60  # 2 ports x 20 queues, then 20 trim rows of Ethernet0
+    first = q[0]
+    assert (first.port, first.queue, first.queue_type, first.queue_index) == (
+        "Ethernet0",
+        "UC0",
+        "UC",
+        0,
+    )
+    assert (first.tx_pkts, first.drop_bytes, first.line) == (0, 0, 4)
+    mc9 = next(x for x in q if x.port == "Ethernet4" and x.queue == "MC9")
+    assert mc9.queue_index == 9 and mc9.line == 46
+    trim = {x.queue: x for x in q if "Trim/pkts" in x.counters}
+    assert len(trim) == 20
+    assert trim["UC2"].counters == {"Trim/pkts": 200, "TrimSent/pkts": 100, "TrimDrop/pkts": 100}
+    assert trim["UC2"].line == 55 and trim["UC2"].tx_pkts is None
+    assert trim["MC9"].counters["Trim/pkts"] is None  # N/A
+
+
+def test_sonic_wredcounters_blank_line_after_rule() -> None:
+    r = load(KIND, "sonic-queue-wredcounters-cmdref")
+    assert not r.warnings
+    q = r.of_type(QueueCounters)
+    assert len(q) == 40 and q[0].line == 5 and q[0].queue == "UC0"  # after the blank
+    assert set(q[0].counters) == {
+        "WredDrp/pkts",
+        "WredDrp/bytes",
+        "EcnMarked/pkts",
+        "EcnMarked/bytes",
+    }
+    assert q[0].wred_drop_pkts == 0 and q[0].ecn_marked_pkts == 0
+
+
+def test_voq_wred_ecn_system_ports() -> None:
+    r = load(KIND, "queue-voq-wred-ecn-utilities-test")
+    assert not r.warnings
+    q = {(x.port, x.queue): x for x in r.of_type(QueueCounters)}
+    assert len(q) == 24
+    v = q[("testsw|Ethernet0", "VOQ3")]
+    assert (v.queue_type, v.queue_index, v.line) == ("VOQ", 3, 6)
+    assert (v.wred_drop_pkts, v.counters["WredDrp/bytes"], v.ecn_marked_pkts) == (11, 59, 12)
+    assert v.counters["EcnMarked/bytes"] == 94
+    assert q[("testsw|Ethernet8", "VOQ3")].ecn_marked_pkts == 70
+
+
+def test_multi_asic_queue_counters_namespaces() -> None:
+    r = load(KIND, "queue-counters-multi-asic-namespaces")
+    assert not r.warnings
+    q = r.of_type(QueueCounters)
+    assert len(q) == 96
+    assert q[0].namespace == "asic0" and (q[0].tx_pkts, q[0].drop_pkts) == (68, 56)
+    bp0 = next(x for x in q if x.port == "Ethernet-BP0" and x.queue == "UC0")
+    assert (bp0.line, bp0.tx_pkts, bp0.tx_bytes, bp0.drop_bytes) == (44, 100, 62, 42)
+    last = q[-1]
+    assert last.namespace == "asic1" and last.queue == "ALL15" and last.tx_pkts is None
+
+
+def test_pg_drop_and_watermark_tables() -> None:
+    r = load(KIND, "pgdropstat-nonzero-utilities-test")
+    assert not r.warnings
+    rows = {x.port: x for x in r.of_type(IndexedCounters)}
+    e0 = rows["Ethernet0"]
+    assert e0.stat == "Ingress PG dropped packets" and e0.line == 4
+    assert e0.columns[3] == "PG3" and e0.values[3] == 803
+    assert rows["Ethernet8"].values == (100, 101, 102, 103, 104, 105, 106, 107)
+
+    doc = load(KIND, "sonic-pg-watermark-and-drop-cmdref")
+    assert not doc.warnings  # Markdown fences and bullets between the examples
+    stats = [(x.stat, x.port, x.line) for x in doc.of_type(IndexedCounters)]
+    assert stats[0] == ("Ingress shared pool occupancy per PG", "Ethernet0", 5)
+    assert stats[-1] == ("Ingress PG dropped packets", "Ethernet12", 35)
+    assert len(stats) == 8
+
+
+def test_queue_counter_tables_detected() -> None:
+    for name in (
+        "sonic-queue-counters-and-trim-cmdref",
+        "queue-voq-wred-ecn-utilities-test",
+        "pgdropstat-nonzero-utilities-test",
+        "nxos-n5k-auto-off-blog-paste",
+    ):
+        assert detect_kind(case(KIND, name).text()) == KIND
