@@ -249,7 +249,7 @@ def detect(text: str) -> float:
             return 0.9
         if "(B)" in text and "(elements)" in text:
             return 0.9
-        if _DETECT_RE.search(text):
+        if "Pid" in text and _DETECT_RE.search(text):
             return 0.9
     except Exception:
         return 0.0

@@ -238,7 +238,9 @@ _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
 
 
 def _detect_perftest(text: str) -> float:
-    if _HEADER_RE.search(text) is not None or re.search(r"#bytes\s+#iterations", text):
+    if "#bytes" in text and (
+        _HEADER_RE.search(text) is not None or re.search(r"#bytes\s+#iterations", text)
+    ):
         return 0.95
     head = text[:100000]
     if "Dual-port" not in head:
@@ -252,7 +254,11 @@ def _detect_perftest(text: str) -> float:
 
 def _detect_perftest_any(text: str) -> float:
     score = _detect_perftest(text)
-    if score == 0.0 and _ERROR_ONLY_RE.search(text[:100000]) is not None:
+    if (
+        score == 0.0
+        and ("Unable to" in text or "Couldn't" in text or "Failed to exchange" in text)
+        and _ERROR_ONLY_RE.search(text[:100000]) is not None
+    ):
         return 0.9
     return score
 
