@@ -28,6 +28,7 @@ from aifabric.explain import Explained
 from aifabric.model import Fabric
 from aifabric.model.device import Server
 from aifabric.model.fabric import fabric_index
+from aifabric.model.link import Link
 from aifabric.perf.ecmp import ecmp_expected_max, ecmp_factor
 from aifabric.perf.estimate import Efficiency, FabricFactor, Platform
 from aifabric.topology.capacity import fabric_capacity
@@ -126,10 +127,8 @@ def _fabric_factor(
     idx = fabric_index(fabric)
     switches = {s.name: s for s in fabric.switches}
 
-    def far_end(link_a: str, link: object) -> str:
-        lk = link  # typed loosely: Link
-        a, b = lk.a, lk.b  # type: ignore[attr-defined]
-        return str(b.device if a.device == link_a else a.device)
+    def far_end(device: str, link: Link) -> str:
+        return link.b.device if link.a.device == device else link.a.device
 
     # leaves each server reaches, per rail (host-port order)
     leaves_per_rail: dict[int, set[str]] = defaultdict(set)

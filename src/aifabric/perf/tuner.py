@@ -137,10 +137,7 @@ def search_graph(
         s = min(intra_total_GBps, nic_GBps if inter else intra_total_GBps)
         n_ch = 1
     dup = (
-        duplicate
-        and s >= 25.0
-        and not (arch in ("hopper", "blackwell") and s < 50.0 and n_ch > 4)
-        and n_ch * 2 <= max(c.max_search_channels, n_ch * 2)
+        duplicate and s >= 25.0 and not (arch in ("hopper", "blackwell") and s < 50.0 and n_ch > 4)
     )
     if dup:
         n2 = min(n_ch * 2, c.max_search_channels)
