@@ -30,8 +30,9 @@ indented ``Key: value`` lines and the DOM sections ``ChannelMonitorValues`` (``R
 
 Every key/value pair is also kept verbatim in ``raw`` (repeated keys joined with ``; ``), so
 fields this parser does not model (compliance codes, CDR, power class) are not lost. Lines that
-are not ``key: value`` inside a module block are warned about; prompts, ``...`` elisions and
-blank lines are skipped.
+are not ``key: value`` inside a module block are warned about, except a value wrapped by a mailer
+onto a column-0 line (``41.59 degrees C /`` + ``106.87 degrees F``), which is folded into ``raw``;
+prompts, ``...`` elisions and blank lines are skipped.
 
 Sources: https://man7.org/linux/man-pages/man8/ethtool.8.html ; ethtool sources ``sfpdiag.c``,
 ``qsfp.c``, ``cmis.c``, ``sff-common.c`` (https://git.kernel.org/pub/scm/network/ethtool/ethtool.git)
@@ -189,6 +190,8 @@ _MW_RE = re.compile(
     r"(?P<mw>[-+]?\d+(?:\.\d+)?)\s*mW(?:\s*/\s*(?P<dbm>[-+]?(?:inf|\d+(?:\.\d+)?))\s*dBm)?"
 )
 _NUM_RE = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|inf)", re.IGNORECASE)
+# a wrapped tail of a value: at column 0, starts like a value word, no colon
+_WRAP_RE = re.compile(r"^[\w(+.-][^:]*$")
 _HEXCODE_RE = re.compile(r"^0x(?P<code>[0-9a-fA-F]{2})(?:\s*\((?P<desc>.*)\))?")
 _SONIC_LANE_RE = re.compile(r"^(?P<dir>RX|TX)(?P<n>\d+)(?P<what>Power|Bias)$", re.IGNORECASE)
 _SONIC_THR_RE = re.compile(
@@ -533,10 +536,17 @@ def _apply_sonic(mod: TransceiverModule, section: str, key: str, val: str) -> No
 # parse
 
 
-def _keep_raw(mod: TransceiverModule, key: str, val: str) -> None:
+def _keep_raw(mod: TransceiverModule, key: str, val: str, joiner: str = "; ") -> None:
     key = " ".join(key.split())
     old = mod.raw.get(key)
-    mod.raw[key] = val if old is None else f"{old}; {val}"
+    mod.raw[key] = val if old is None else f"{old}{joiner}{val}"
+
+
+def _is_wrap(line: str, key_indent: int) -> bool:
+    """A continuation of the previous value wrapped by a mailer or terminal: at column 0 while the
+    key lines are indented, starting like a value and without a colon, e.g. ``106.87 degrees F``
+    after ``    Module temperature : 41.59 degrees C /``."""
+    return key_indent > 0 and _WRAP_RE.match(line) is not None
 
 
 def _detect(text: str) -> float:
@@ -592,10 +602,13 @@ def parse_ethtool_module(text: str) -> ParseResult:
             mod = None
 
     last_content = 0
+    prev_key: str | None = None  # key of the previous line when it was a key/value line
+    prev_indent = 0
     for no, raw_line in enumerate(lines, 1):
         line = raw_line.rstrip()
         stripped = line.strip()
         if not stripped:
+            prev_key = None
             sonic_section = ""
             if presence_col is not None:
                 presence_col = None
@@ -639,14 +652,21 @@ def parse_ethtool_module(text: str) -> ParseResult:
             continue
         kv = _KV_RE.match(line)
         if kv is None:
+            if mod is not None and prev_key is not None and _is_wrap(line, prev_indent):
+                # a mail/terminal-wrapped value ("41.59 degrees C /" + "106.87 degrees F")
+                _keep_raw(mod, prev_key, stripped, joiner=" ")
+                prev_key = None
+                continue
             if mod is not None:
                 result.warn(no, "expected a 'key : value' line of a module dump", line)
+            prev_key = None
             continue
         key = kv.group("key")
         val = (kv.group("val") or "").strip()
         if "@" in key or key.lstrip().startswith(("#", "$")):
             continue
         indent = len(kv.group("indent").expandtabs(8))
+        prev_key, prev_indent = key, indent
         if mod is None or (
             mod.source == "ethtool" and _norm_key(key) == "identifier" and mod.identifier
         ):

@@ -15,7 +15,8 @@ Kinds and the commands that print them:
   Records: :class:`IbstatCA`, :class:`IbstatPort` (``Rate`` is the port's aggregate rate in Gb/s).
 * ``show-gids``: the MLNX_OFED / mlnx-tools ``show_gids`` script: a ``DEV PORT INDEX GID IPv4 VER
   DEV`` table and ``n_gids_found=N``. Tab-separated as printed, or space-aligned after a paste,
-  possibly indented. Records: :class:`GidEntry` (one per GID), :class:`GidCount`.
+  possibly indented or pasted into a source comment (`` * `` / ``//`` prefix, stripped); the DEV
+  column is empty for InfiniBand ports. Records: :class:`GidEntry` (one per GID), :class:`GidCount`.
 * ``iblinkinfo``: ``iblinkinfo`` (infiniband-diags) in its sectioned form (``Switch: 0x... name:``
   / ``CA: name:`` headers followed by link lines), the ``-l`` one-line form (node GUID and quoted
   name on every line) and filtered pastes (``iblinkinfo | grep Up``: link lines without headers).
@@ -573,6 +574,8 @@ _GIDS_ROW_RE = re.compile(
     r"(?:\s+(?P<netdev>\S+))?\s*$"
 )
 _NGIDS_RE = re.compile(r"^\s*n_gids_found=(\d+)\s*$")
+# A block-comment / C++-comment prefix when the table was pasted into source code (" * mlx5_0 ...").
+_COMMENT_PREFIX_RE = re.compile(r"^\s*(?:\*|//)(?=\s|$)")
 
 
 def _detect_show_gids(text: str) -> float:
@@ -596,7 +599,8 @@ def parse_show_gids(text: str) -> ParseResult:
     res = ParseResult("show-gids")
     in_table = False
     rows = 0
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(text.splitlines(), 1):
+        raw = _COMMENT_PREFIX_RE.sub("", line, count=1)
         stripped = raw.strip()
         if not stripped:
             continue
@@ -705,7 +709,7 @@ _LINK_RE = re.compile(
     r"\s*\"(?P<pname>[^\"]*)\"\s*(?:\((?P<note>.*)\))?\s*$"
 )
 _MID_RE = re.compile(
-    r"^\s*(?:(?P<lanes>\d+)X\s+(?P<speed>[\d.]+)\s*Gbps\s*(?:\((?P<label>[^)]*)\)\s*)?)?"
+    r"^\s*(?:(?P<lanes>\d+)X\s*(?P<speed>[\d.]+)\s*Gbps\s*(?:\((?P<label>[^)]*)\)\s*)?)?"
     r"(?P<state>[A-Za-z]+)\s*/\s*(?P<phys>[A-Za-z]+)\s*$"
 )
 _SECTION_RE = re.compile(r"^\s*(Switch|CA|Router):\s+(?:(0x[0-9A-Fa-f]+)\s+)?(.*?):?\s*$")

@@ -24,6 +24,9 @@ CASES = [
     "netdev-cmis-los-lol-link-down",
     "sonic-utilities-qsfp28-aoc-dom",
     "sonic-utilities-presence-table",
+    "netdev-sfp-1000base-sx-mail-wrapped",
+    "netdev-sff8636-qsfp28-power-mode-elided",
+    "cumulus-docs-sfp-10g-sr-prompt",
 ]
 
 
@@ -249,3 +252,61 @@ def test_unknown_keys_round_trip_through_raw(pairs: dict[str, str]) -> None:
     mod = parse_text("\n".join(lines), KIND).of_type(TransceiverModule)[0]
     for k, v in pairs.items():
         assert mod.raw[f"X {k}"] == v
+
+
+def test_sfp_dump_wrapped_by_a_mailer() -> None:
+    m = _module("netdev-sfp-1000base-sx-mail-wrapped")
+    assert (m.interface, m.identifier_code, m.memory_map) == ("eth1", 0x03, "SFF-8472")
+    assert (
+        m.vendor_name == "OPTOWAY" and m.vendor_pn == "SPM-7100AWG" and m.vendor_sn == "154501267"
+    )
+    assert m.raw["Extended identifier"] == "0x04 (GBIC/SFP defined by 2-wire interface ID)"
+    assert m.raw["Transceiver codes"] == "0x00 0x00 0x00 0x01 0x20 0x40 0x0c 0x01 0x00"
+    assert m.transceiver_types[0] == "Ethernet: 1000BASE-SX" and len(m.transceiver_types) == 6
+    assert m.lengths_m["50um"] == 550.0 and m.lengths_m["62.5um"] == 300.0
+    assert m.temperature_c == 41.59 and m.voltage_v == 3.2744
+    [lane] = m.lanes
+    assert lane.tx_bias_ma == 4.128
+    assert (lane.tx_power_mw, lane.tx_power_dbm) == (0.2104, -6.77)
+    assert (lane.rx_power_mw, lane.rx_power_dbm) == (0.1683, -7.74)
+    t = m.thresholds["temperature_c"]
+    assert (t.high_alarm, t.low_alarm, t.high_warning, t.low_warning) == (95.0, -35.0, 85.0, -30.0)
+    r = m.thresholds["rx_power_dbm"]
+    assert (r.high_alarm, r.low_alarm, r.high_warning, r.low_warning) == (-2.0, -19.0, -3.0, -16.99)
+    assert m.thresholds["tx_bias_ma"].high_alarm == 20.0
+    assert not any(m.flags.values()) and len(m.flags) == 20
+    assert m.end_line == 87
+
+
+def test_sff8636_three_elided_dumps_around_power_mode_changes() -> None:
+    result = load(KIND, "netdev-sff8636-qsfp28-power-mode-elided")
+    assert not result.warnings
+    mods = result.of_type(TransceiverModule)
+    assert [(m.interface, m.form_factor, m.line) for m in mods] == [
+        ("swp13", "QSFP28", 2),
+        ("swp13", "QSFP28", 20),
+        ("swp13", "QSFP28", 38),
+    ]
+    assert [m.raw["Power set"] for m in mods] == ["Off", "On", "Off"]
+    first, low, high = mods
+    assert [ln.rx_power_dbm for ln in first.lanes] == [-0.34, -0.40, -0.36, -0.60]
+    assert first.lanes[3].tx_power_mw == 0.7739
+    assert [(ln.tx_power_mw, ln.tx_power_dbm, ln.rx_power_mw) for ln in low.lanes] == [
+        (0.0, None, 0.0)
+    ] * 4
+    assert low.dark_lanes == [1, 2, 3, 4]
+    assert high.lanes[3].rx_power_mw == 0.8785 and high.dark_lanes == []
+
+
+def test_sfp_plus_on_cumulus_with_prompts() -> None:
+    m = _module("cumulus-docs-sfp-10g-sr-prompt")
+    assert (m.interface, m.form_factor, m.line, m.end_line) == ("swp10", "SFP", 2, 75)
+    assert m.vendor_name == "FINISAR CORP." and m.vendor_pn == "FTLX8574D3BCL"
+    assert m.transceiver_types == ["10G Ethernet: 10G Base-SR"]
+    assert m.lengths_m["OM3"] == 300.0 and m.wavelength_nm == 850.0
+    [lane] = m.lanes
+    assert (lane.tx_bias_ma, lane.tx_power_dbm, lane.rx_power_mw) == (8.546, -2.78, 0.5426)
+    tx = m.thresholds["tx_power_dbm"]
+    assert (tx.high_alarm, tx.low_alarm, tx.high_warning, tx.low_warning) == (0.0, -6.0, -1.0, -5.0)
+    assert m.thresholds["rx_power_dbm"].low_alarm == -20.0
+    assert m.thresholds["voltage_v"].low_alarm == 2.9

@@ -261,6 +261,43 @@ def test_show_gids_indented_paste() -> None:
     assert (gids[7].device, gids[7].ipv4, gids[7].netdev) == ("mlx5_1", "11.0.0.73", "ens2np0")
 
 
+def test_show_gids_infiniband_port_without_netdev() -> None:
+    res = load("show-gids", "hurray0-ib-port-no-netdev")
+    gids = res.of_type(GidEntry)
+    assert [(g.device, g.index, g.roce_version, g.netdev) for g in gids] == [
+        ("mlx5_0", 0, 1, "ens11f0"),
+        ("mlx5_0", 1, 2, "ens11f0"),
+        ("mlx5_1", 0, 1, None),  # IB port: GID from the port GUID, empty DEV column
+    ]
+    assert gids[2].gid == "fe80:0000:0000:0000:248a:0703:00b1:bc05" and gids[2].link_local
+    assert all(g.ipv4 is None for g in gids)
+    (count,) = res.of_type(GidCount)
+    assert (count.count, count.rows_seen, count.line) == (3, 3, 7)
+
+
+def test_show_gids_pasted_in_a_c_comment() -> None:
+    res = load("show-gids", "c-header-comment-star-prefix")
+    gids = res.of_type(GidEntry)
+    assert len(gids) == 12 and gids[0].line == 4
+    g = gids[3]
+    assert (g.device, g.index, g.ipv4, g.roce_version, g.netdev) == (
+        "mlx5_0",
+        3,
+        "10.110.0.33",
+        2,
+        "eth05",
+    )
+    last = gids[-1]
+    assert (last.device, last.index, last.ipv4, last.netdev) == (
+        "mlx5_2",
+        3,
+        "26.110.178.29",
+        "eth03",
+    )
+    (count,) = res.of_type(GidCount)
+    assert (count.count, count.rows_seen) == (12, 12)
+
+
 def test_show_gids_count_mismatch_warns() -> None:
     text = case("show-gids", "ucx-pr9484-bond-vxlan").text() + "\nn_gids_found=7\n"
     res = parse_show_gids(text)
@@ -442,3 +479,59 @@ def test_ibv_devinfo_verbose_upstream_flags_truncated() -> None:
     assert not res.of_type(IbvPort)
     (w,) = res.warnings
     assert "0 of 1 port" in w.message
+
+
+def test_iblinkinfo_hdr_quantum_with_sharp_aggregation_node() -> None:
+    res = load("iblinkinfo", "sharp-blog-hdr-quantum-aggregation-node")
+    links = res.of_type(IbLink)
+    assert len(links) == 17
+    an = links[1]
+    assert (an.node_type, an.node_name, an.port_guid, an.lid, an.port) == (
+        "ca",
+        "Mellanox Technologies Aggregation Node",
+        "0x0c42a103008982ac",
+        4,
+        1,
+    )
+    assert (an.lane_speed_gbps, an.rate_gbps) == (53.125, 200.0)  # 4X HDR
+    assert (an.peer_lid, an.peer_port, an.peer_name) == (3, 41, "Quantum Mellanox Technologies")
+    sw = [x for x in links if x.node_type == "switch"]
+    assert len(sw) == 12
+    assert {x.node_guid for x in sw} == {"0x0c42a103008982a4"}
+    assert [x.port for x in sw if not x.active] == [5, 6]
+    assert (sw[-1].port, sw[-1].peer_lid, sw[-1].peer_name) == (
+        41,
+        4,
+        "Mellanox Technologies Aggregation Node",
+    )
+    assert (links[-1].node_name, links[-1].lid, links[-1].line) == ("cu02 HCA-1", 17, 24)
+
+
+def test_iblinkinfo_qdr_dual_port_ca() -> None:
+    res = load("iblinkinfo", "ddbms-readme-qdr-dual-port-ca")
+    links = res.of_type(IbLink)
+    assert len(links) == 27
+    p1, p2 = (x for x in links if x.node_name == "teaker-9 HCA-1")
+    assert (p1.port_guid, p1.lid, p1.port, p1.peer_port) == ("0xf45214030091ba51", 6, 1, 3)
+    assert (p2.port_guid, p2.lid, p2.port, p2.peer_port) == ("0xf45214030091ba52", 4, 2, 14)
+    assert (p1.lane_speed_gbps, p1.rate_gbps, p1.width) == (10.0, 40.0, "4X")  # 4X QDR
+    sw = [x for x in links if x.node_type == "switch"]
+    assert len(sw) == 18 and {x.lid for x in sw} == {2}
+    assert [x.port for x in sw if not x.active] == [8, 10, 11, 12, 13, 15, 16, 17, 18]
+    assert (sw[13].port, sw[13].peer_lid, sw[13].peer_port, sw[13].peer_name) == (
+        14,
+        4,
+        2,
+        "teaker-9 HCA-1",
+    )
+
+
+def test_iblinkinfo_width_glued_to_speed() -> None:
+    line = (
+        "0x0800380001374198     12    1[  ] ==( 4X10.0 Gbps Active/  LinkUp)==>  3   29[  ] "
+        '"BC 36-Port QDR IB Switch" ( )'
+    )
+    res = parse_iblinkinfo("CA: chivas1010 HCA-1:\n" + line + "\n")
+    (link,) = res.of_type(IbLink)
+    assert not res.warnings
+    assert (link.width, link.lane_speed_gbps, link.peer_lid, link.peer_port) == ("4X", 10.0, 3, 29)
