@@ -6,8 +6,12 @@ mcast``, iproute2 < 5.10) and the new one (``RX:  bytes packets errors dropped  
 right-aligned), the ``-s -s`` rows (``RX errors: length crc frame fifo missed``, ``TX errors:
 aborted fifo window heartbeat transns``), ``altname`` lines, ``ip -d`` detail lines (kept as
 text), ``name@parent`` (VLAN, veth), pastes wrapped by a tracker (a header line continued on the
-next, unindented line) and markdown backticks around a paste. Column names map to the kernel's
-``/sys/class/net/X/statistics`` names (``rx_missed_errors``, ``tx_carrier_errors``...).
+next, unindented line) and markdown backticks around a paste, SR-IOV ``vf N MAC ..., vlan N,
+spoof checking on, link-state auto, trust off`` lines (old ``MAC`` and iproute2 >= 5.2 ``vf N
+link/ether ... brd ...`` forms; with ``-s`` the VF's own RX/TX rows go to that VF, not the PF)
+and ``ip -j [-s] [-d] link`` JSON (``stats64.rx/tx`` mapped to the same kernel names). Column
+names map to the kernel's ``/sys/class/net/X/statistics`` names (``rx_missed_errors``,
+``tx_carrier_errors``...).
 
 ``tc`` handles ``qdisc`` and ``class`` entries of any kind (mq, mqprio, fq_codel, htb, ets, prio,
 pfifo_fast...): the header (kind, handle, dev, root/parent, refcnt), option text, mqprio ``map``
@@ -20,7 +24,8 @@ Sources: https://man7.org/linux/man-pages/man8/ip-link.8.html ;
 https://man7.org/linux/man-pages/man8/tc.8.html ;
 https://man7.org/linux/man-pages/man8/tc-mqprio.8.html ;
 captures under ``tests/fixtures/evidence/{ip-link,tc}/`` (security-onion issue 437, iproute2
-issue 22, ha-unraid issue 13, sqm-scripts issue 37, qosmate issue 65).
+issue 22, ha-unraid issues 13 and 49, ovn-kubernetes docs/ovs_offload.md, sqm-scripts issue
+37, qosmate issue 65).
 
 Seed refs: S11/S21 (MTU per interface: 1500 vs 9000), S20/S22 (drop and error counters), S14
 (mqprio priority → traffic-class map).
@@ -28,9 +33,10 @@ Seed refs: S11/S21 (MTU per interface: 1500 vs 9000), S20/S22 (drop and error co
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
@@ -68,6 +74,9 @@ class IpLink(Record):
     altnames: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
     """``ip -d`` lines (vlan, bond, vxlan attributes), verbatim."""
+    vfs: list[dict[str, str | int]] = field(default_factory=list)
+    """SR-IOV VFs of a PF: ``vf`` (number), ``mac``, ``vlan``, ``spoof_checking``, ``link_state``,
+    ``trust``, ``query_rss``..., and with ``-s`` the VF's ``rx_bytes``, ``rx_packets``..."""
     counters: dict[str, int] = field(default_factory=dict)
     """``rx_bytes``, ``rx_packets``, ``rx_errors``, ``rx_dropped``, ``rx_missed_errors`` /
     ``rx_over_errors``, ``multicast``, ``rx_crc_errors``..., ``tx_carrier_errors``,
@@ -117,6 +126,27 @@ _COLS = {
 }
 
 
+_VF_RE = re.compile(
+    r"^vf\s+(?P<n>\d+)\s+(?:MAC\s+(?P<mac>[0-9a-fA-F:]+)"
+    r"|link/\w+\s+(?P<addr>[0-9a-fA-F:]+)(?:\s+brd\s+[0-9a-fA-F:]+)?)\s*,?\s*(?P<rest>.*)$"
+)
+
+
+def _parse_vf(stripped: str) -> dict[str, str | int] | None:
+    """``vf 3 MAC fa:16:3e:b9:b8:ce, vlan 57, spoof checking on, link-state enable, trust off``
+    (or ``vf 0     link/ether 00:.. brd ff:.., spoof checking off, ...``, iproute2 >= 5.2)."""
+    m = _VF_RE.match(stripped)
+    if m is None:
+        return None
+    vf: dict[str, str | int] = {"vf": int(m.group("n")), "mac": m.group("mac") or m.group("addr")}
+    for part in m.group("rest").split(","):
+        words = part.split()
+        if len(words) >= 2:
+            key = "_".join(words[:-1]).replace("-", "_").lower()
+            vf[key] = int(words[-1]) if words[-1].isdigit() else words[-1]
+    return vf
+
+
 def _apply_if_tokens(rec: IpLink, tokens: list[str]) -> None:
     i = 0
     while i + 1 < len(tokens):
@@ -141,7 +171,66 @@ def _apply_if_tokens(rec: IpLink, tokens: list[str]) -> None:
         i += 2
 
 
+_JSON_STAT_KEYS = {"multicast": "multicast", "collisions": "collisions"}
+
+
+def _ip_link_json(text: str, result: ParseResult) -> bool:
+    """``ip -j [-p] [-s [-s]] [-d] link show``: a list of link objects (``ifindex``, ``ifname``,
+    ``flags``, ``mtu``, ``operstate``, ``stats64.rx/tx``, ``vfinfo_list``...); False when the
+    text is not such JSON."""
+    try:
+        data: Any = json.loads(text)
+    except ValueError:
+        return False
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return False
+    for obj in data:
+        if not isinstance(obj, dict) or "ifname" not in obj:
+            continue
+        idx = obj.get("ifindex")
+        rec = IpLink(
+            line=1,
+            index=idx if isinstance(idx, int) else 0,
+            name=str(obj["ifname"]),
+            parent=str(obj["link"]) if obj.get("link") is not None else None,
+            flags=[str(f) for f in obj.get("flags", []) if isinstance(f, str)],
+            mtu_bytes=obj["mtu"] if isinstance(obj.get("mtu"), int) else None,
+            qdisc=obj.get("qdisc"),
+            state=obj.get("operstate"),
+            master=obj.get("master"),
+            mode=obj.get("linkmode"),
+            group=obj.get("group"),
+            qlen=obj["txqlen"] if isinstance(obj.get("txqlen"), int) else None,
+            link_type=obj.get("link_type"),
+            mac=obj.get("address"),
+            broadcast=obj.get("broadcast"),
+            altnames=[str(a) for a in obj.get("altnames", [])],
+        )
+        stats = obj.get("stats64") or obj.get("stats") or {}
+        if isinstance(stats, dict):
+            for direction in ("rx", "tx"):
+                block = stats.get(direction)
+                if not isinstance(block, dict):
+                    continue
+                for key, val in block.items():
+                    if isinstance(val, int) and not isinstance(val, bool):
+                        name = _JSON_STAT_KEYS.get(key) or (
+                            key if key == "carrier_changes" else f"{direction}_{key}"
+                        )
+                        rec.counters[name] = val
+        for vf in obj.get("vfinfo_list", []) or []:
+            if isinstance(vf, dict):
+                rec.vfs.append({str(k): v for k, v in vf.items() if isinstance(v, (str, int))})
+        result.records.append(rec)
+    return True
+
+
 def _detect_ip_link(text: str) -> float:
+    head = text.lstrip()[:1]
+    if head in ("[", "{") and '"ifname"' in text and '"operstate"' in text:
+        return 0.9
     if "RX: bytes" in text or "RX:  bytes" in text or "RX:    bytes" in text:
         return 0.9
     if ": <" in text and ("link/ether" in text or "link/loopback" in text):
@@ -160,7 +249,11 @@ def _detect_ip_link(text: str) -> float:
 def parse_ip_link(text: str) -> ParseResult:
     """Parse ``ip link`` output (with or without statistics); never raises."""
     result = ParseResult(kind="ip-link")
+    if text.lstrip()[:1] in ("[", "{") and _ip_link_json(text, result):
+        return result
     cur: IpLink | None = None
+    vf_target: dict[str, str | int] | None = None
+    """The VF whose ``RX: bytes packets mcast bcast`` rows follow (``ip -s link`` of a PF)."""
     stats_hdr: tuple[int, str, list[str]] | None = None
     last_line = 0
     for lineno, raw in enumerate(text.split("\n"), 1):
@@ -178,9 +271,11 @@ def parse_ip_link(text: str) -> ParseResult:
                         lineno, f"expected {len(cols)} values under the {direction} header", line
                     )
                 for col, val in zip(cols, values, strict=False):
-                    cur.counters[_COLS.get((direction, col), f"{direction.lower()}_{col}")] = int(
-                        val
-                    )
+                    key = _COLS.get((direction, col), f"{direction.lower()}_{col}")
+                    if vf_target is not None:
+                        vf_target[key] = int(val)
+                    else:
+                        cur.counters[key] = int(val)
                 cur.end_line = last_line = lineno
                 continue
             result.warn(hdr_line, f"{direction} statistics header without its value row", "")
@@ -196,6 +291,7 @@ def parse_ip_link(text: str) -> ParseResult:
                 flags=[f for f in m.group(4).split(",") if f],
             )
             _apply_if_tokens(cur, m.group(5).split())
+            vf_target = None
             last_line = lineno
             continue
         if cur is None:
@@ -215,6 +311,13 @@ def parse_ip_link(text: str) -> ParseResult:
                 cur.broadcast = parts[parts.index("brd") + 1]
             cur.end_line = last_line = lineno
             continue
+        if stripped.startswith("vf "):
+            vf = _parse_vf(stripped)
+            if vf is not None:
+                cur.vfs.append(vf)
+                vf_target = vf
+                cur.end_line = last_line = lineno
+                continue
         if stripped.startswith("altname "):
             cur.altnames.append(stripped.split(None, 1)[1])
             cur.end_line = last_line = lineno

@@ -27,7 +27,10 @@ link)``, printed for any driver, older kernels without ``PCIe`` before the width
 (``PCIe Bus Error``, ``AER:``) and ``NETDEV WATCHDOG`` lines. Prefixes understood: ``[  12.345678]``
 (monotonic seconds), ``[  12.3][ T13]`` (CONFIG_PRINTK_CALLER), ``[Sun Dec  1 14:54:40 2024]``
 (``dmesg -T``), ``Nov 17 01:25:23 host kernel:`` (syslog/journalctl), ISO 8601 ``2024-05-01T12:00:00
-.123+00:00 host kernel:`` (``journalctl -o short-iso``) and OpenWrt ``logread``. Events are
+.123+00:00 host kernel:`` (``journalctl -o short-iso``), OpenWrt ``logread``, ``dmesg -x``
+(``kern  :info  : [...]``) and ``dmesg -H`` (``[Nov16 10:23]`` then ``[  +0.000252]`` deltas,
+which carry no absolute time). The driver-core line ``mlx5_core: probe of 0000:03:00.0 failed``
+gets its device from the message. Events are
 classified (``firmware-version``, ``module-event``, ``link-up``, ``link-down``, ``cmd-timeout``,
 ``cmd-error``, ``health``, ``pcie-power``, ``aer``, ``probe-failed``, ``tx-timeout``, ``other``).
 Unrelated log lines are skipped; a bandwidth or module-event line that cannot be read (truncated)
@@ -450,7 +453,17 @@ class KernelEvent(_KernelLine):
     """``0x1`` of ``synd 0x1: firmware internal error`` / ``syndrome (0x5fa1c)``."""
 
 
-_TS_MONO_RE = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\](?:\[\s*[TC]\d+\])?\s*")
+_TS_MONO_RE = re.compile(r"^\[\s*(?P<t>\d+\.\d+)\](?:\s*\[\s*[TC]\d+\])?\s*")
+_TS_REL_RE = re.compile(
+    r"^\[(?:(?P<w>[A-Z][a-z]{2}\s*\d+ \d\d:\d\d)|\s*\+\d+\.\d+)\](?:\s*\[\s*[TC]\d+\])?\s*"
+)
+"""``dmesg -H`` / ``--reltime``: ``[Nov16 10:23]`` on the first line of a minute, then
+``[  +0.000004]`` deltas (no absolute time on those lines)."""
+_FACILITY_RE = re.compile(r"^(?:kern|user|daemon|syslog|local\d)\s*:\s*[a-z]+\s*:\s")
+"""``dmesg -x`` prefix: ``kern  :info  : [  9.71] ...``."""
+_PROBE_DEV_RE = re.compile(
+    r"probe of (?P<dev>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"
+)
 _TS_HUMAN_RE = re.compile(
     r"^\[(?P<w>(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d+ \d\d:\d\d:\d\d(?: \d{4})?)\]\s*"
 )
@@ -534,6 +547,9 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
             continue  # cheap prefilter: unrelated kernel lines
         if _PROMPT_RE.match(line):
             continue
+        fm = _FACILITY_RE.match(line)
+        if fm is not None:
+            line = line[fm.end() :]
         time_s: float | None = None
         wall: str | None = None
         host: str | None = None
@@ -553,13 +569,19 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
         if m is not None:
             time_s = float(m.group("t"))
             line = line[m.end() :]
+        else:
+            m = _TS_REL_RE.match(line)
+            if m is not None:
+                wall = m.group("w") or wall
+                line = line[m.end() :]
         mm = _MSG_RE.match(line)
         if mm is not None:
             drv, dev, nd, msg = mm.group("drv"), mm.group("dev"), mm.group("nd"), mm.group("msg")
         else:
             head = line.split(":", 1)[0].split() if ":" in line else []
             drv = head[0].rstrip(",") if head else None
-            dev, nd, msg = None, None, line
+            pm = _PROBE_DEV_RE.search(line)
+            dev, nd, msg = (pm.group("dev") if pm else None), None, line
         stamp = {"time_s": time_s, "wallclock": wall, "host": host}
         if "available PCIe bandwidth" in msg:
             bw = _BW_RE.search(msg)

@@ -16,14 +16,19 @@ Inputs, as engineers capture them:
   ...`` on one line (mail clients wrap it: continuation lines are accepted), the ``-p`` form
   (``link mlx5_0/1`` then one tab-indented ``name value`` per line), and ``rdma statistic qp
   show`` lines carrying ``cntn N qp-type RC pid N comm NAME`` and ``LQPN: <...>``, which become
-  ``attributes``.
+  ``attributes``. Devices may be named after their netdev (``rocep1s0f5``). ``rdma statistic
+  [qp] mode [supported]`` lines (``link X/1 supported optional-counters a,b``) list enabled
+  counters without values and are skipped. ``rdma -j statistic show`` (a JSON list of objects
+  with ``ifname``, ``port`` and one key per counter) is read too.
+* Any of the above quoted in a mail (``> `` / ``> > `` prefixes).
 
 Sources: https://man7.org/linux/man-pages/man8/rdma-statistic.8.html ;
 https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-class-infiniband ;
 NVIDIA "Understanding mlx5 Linux counters and status parameters" (enterprise-support.nvidia.com
 /s/article/understanding-mlx5-linux-counters-and-status-parameters) ;
 captures under ``tests/fixtures/evidence/rdma-hw-counters/`` (iproute2 statistics series cover
-letter on netdev, netdata PR 9091, node_exporter issue 966).
+letter on netdev, its qp-show review reply, the optional-counters cover letter, netdata PR 9091,
+node_exporter issue 966).
 
 Seed refs: S13/S22 (ECN marks and CNPs: congestion signal trend), S20/S22 (retransmission and
 drop counters: out_of_sequence, packet_seq_err, local_ack_timeout_err, out_of_buffer), S16
@@ -32,6 +37,7 @@ drop counters: out_of_sequence, packet_seq_err, local_ack_timeout_err, out_of_bu
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -77,6 +83,10 @@ _SYSFS_RE = re.compile(
 _VALUE_RE = re.compile(r"^[:\s]\s*(-?\d+|N/A\b.*)\s*$")
 _PAIR_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(?::\s*|\s+)(\S.*?)\s*$")
 _LINK_RE = re.compile(r"^\s*link\s+([^\s/]+)/(\d+)(?:\s+(.*))?$")
+_QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
+_MODE_WORDS = frozenset({"supported", "optional-counters", "optional-set:", "qp", "mr", "auto"})
+"""First token after ``link DEV/PORT`` on ``rdma statistic [qp] mode [supported]`` lines: a
+configuration listing, not counters."""
 _SHOW_COUNTERS_RE = re.compile(r"show_(?:rdma_)?counters\s+(\S+)")
 _PORT_HEADER_RE = re.compile(r"^\s*Port\s+(\d+)\s+(hw\s+)?counters:\s*$", re.IGNORECASE)
 _QP_ATTRS = frozenset({"cntn", "qp-type", "pid", "comm", "lqpn", "mrn", "type", "mode"})
@@ -124,7 +134,16 @@ def _groups(rec: RdmaCounters) -> None:
 class _State:
     """Parser state: the open record and lines waiting to be judged."""
 
-    __slots__ = ("cat_target", "ctx", "cur", "link_tokens", "pending", "records", "result")
+    __slots__ = (
+        "cat_target",
+        "ctx",
+        "cur",
+        "link_tokens",
+        "mode_line",
+        "pending",
+        "records",
+        "result",
+    )
 
     def __init__(self, result: ParseResult) -> None:
         self.result = result
@@ -134,6 +153,7 @@ class _State:
         self.pending: list[tuple[int, str]] = []
         self.link_tokens: list[tuple[int, str]] | None = None
         self.cat_target: tuple[str, int | None, str, str] | None = None
+        self.mode_line = False
 
     def close(self) -> None:
         if self.link_tokens is not None:
@@ -198,8 +218,13 @@ class _State:
 
 
 def _on_link(st: _State, lineno: int, m: re.Match[str]) -> None:
-    st.open(lineno, m.group(1), int(m.group(2)), "rdma-statistic")
     rest = m.group(3)
+    if rest and rest.split()[0].lower() in _MODE_WORDS:
+        st.close()  # ``rdma statistic mode`` output: which counters are enabled, no values
+        st.ctx = None
+        st.mode_line = True
+        return
+    st.open(lineno, m.group(1), int(m.group(2)), "rdma-statistic")
     st.link_tokens = [(lineno, t) for t in rest.split()] if rest else []
     st.ctx = None
 
@@ -224,6 +249,43 @@ def _detect(text: str) -> float:
     return 0.0
 
 
+def _parse_json(text: str, result: ParseResult) -> bool:
+    """``rdma -j [-p] statistic [qp] show``: a list of objects with ``ifname``, ``port`` and one key
+    per counter; False when the text is not such JSON."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+        return False
+    for obj in data:
+        if "ifname" not in obj:
+            continue
+        port = obj.get("port")
+        rec = RdmaCounters(
+            line=1,
+            device=str(obj["ifname"]),
+            port=port if isinstance(port, int) else None,
+            source="rdma-statistic",
+        )
+        for key, val in obj.items():
+            if key in {"ifname", "port", "ifindex"}:
+                continue
+            if isinstance(val, bool) or not isinstance(val, int) or key in _QP_ATTRS:
+                rec.attributes[key] = " ".join(map(str, val)) if isinstance(val, list) else str(val)
+                if key in _QP_ATTRS:
+                    rec.source = "rdma-statistic-qp"
+            else:
+                rec.counters[key] = val
+                rec.counter_lines[key] = 1
+        if rec.counters or rec.attributes:
+            _groups(rec)
+            result.records.append(rec)
+    return True
+
+
 @register(
     "rdma-hw-counters",
     summary="/sys/class/infiniband/DEV/ports/N/{hw_counters,counters} listings, rdma statistic",
@@ -233,10 +295,18 @@ def _detect(text: str) -> float:
 def parse_rdma_counters(text: str) -> ParseResult:
     """Parse RDMA counter listings and ``rdma statistic`` output; never raises."""
     result = ParseResult(kind="rdma-hw-counters")
+    if text.lstrip()[:1] in ("[", "{") and _parse_json(text, result):
+        return result
     st = _State(result)
     for lineno, raw_line in enumerate(text.split("\n"), 1):
         line = raw_line.rstrip("\r")
+        if line.startswith(">"):
+            line = _QUOTE_RE.sub("", line)  # a mail or markdown quote of the capture
         stripped = line.strip()
+        mode_line, st.mode_line = st.mode_line, False
+        if mode_line and line[:1] in (" ", "\t") and stripped.lower().startswith("optional-set:"):
+            st.mode_line = True  # ``    Optional-set: cc_rx_ce_pkts`` under a mode line
+            continue
         if not stripped:
             if st.link_tokens is not None or (st.cur is not None and st.ctx is None):
                 st.close()

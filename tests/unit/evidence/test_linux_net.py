@@ -15,6 +15,8 @@ def test_detect_every_fixture() -> None:
         ("ip-link", "old-s-s-eth4-security-onion-437"),
         ("ip-link", "old-s-lo-iproute2-22"),
         ("ip-link", "new-format-bond-backticks-ha-unraid-13"),
+        ("ip-link", "ovn-k8s-sriov-pf-vf-mac-vlan"),
+        ("ip-link", "ha-unraid-49-tunl0-none-ipip-backtick-prompt"),
         ("tc", "htb-fq-codel-sqm-scripts-37"),
         ("tc", "mq-fq-codel-qosmate-65"),
         ("tc", "mqprio-16tc-channel-dcb-go-tc-31"),
@@ -176,3 +178,110 @@ def test_tc_mqprio_header_only_16_tcs() -> None:
 def test_never_raises(text: str) -> None:
     parse_ip_link(text)
     parse_tc(text)
+
+
+def test_ip_link_sriov_vf_lines() -> None:
+    res = load("ip-link", "ovn-k8s-sriov-pf-vf-mac-vlan")
+    assert res.warnings == []
+    (pf,) = res.records
+    assert isinstance(pf, IpLink)
+    assert (pf.index, pf.name, pf.master, pf.mtu_bytes, pf.mac) == (
+        6,
+        "enp3s0f0",
+        "ovs-system",
+        1500,
+        "ec:0d:9a:46:9e:84",
+    )
+    assert (pf.line, pf.end_line) == (2, 7) and pf.details == []
+    assert [v["vf"] for v in pf.vfs] == [0, 1, 2, 3]
+    assert pf.vfs[0] == {
+        "vf": 0,
+        "mac": "00:00:00:00:00:00",
+        "spoof_checking": "off",
+        "link_state": "enable",
+        "trust": "off",
+        "query_rss": "off",
+    }
+    assert pf.vfs[3]["mac"] == "fa:16:3e:b9:b8:ce" and pf.vfs[3]["vlan"] == 57
+    assert pf.vfs[3]["spoof_checking"] == "on"
+
+
+def test_ip_link_tunl0_none_ipip_and_backtick_prompt() -> None:
+    res = load("ip-link", "ha-unraid-49-tunl0-none-ipip-backtick-prompt")
+    assert res.warnings == []
+    lo, tunl, eth0 = res.records
+    assert isinstance(lo, IpLink) and isinstance(tunl, IpLink) and isinstance(eth0, IpLink)
+    assert (lo.index, lo.link_type, lo.mtu_bytes, lo.state) == (1, "loopback", 65536, "UNKNOWN")
+    assert (tunl.name, tunl.parent, tunl.flags, tunl.state) == ("tunl0", "NONE", ["NOARP"], "DOWN")
+    assert (tunl.link_type, tunl.mac, tunl.qdisc, tunl.mtu_bytes) == ("ipip", None, "noop", 1480)
+    assert not tunl.admin_up and eth0.carrier and eth0.master == "br0"
+    assert (eth0.line, eth0.end_line, eth0.mac) == (6, 7, "2c:27:d7:f0:d6:59")
+
+
+def test_ip_link_vf_new_format_and_vf_stats() -> None:
+    # iproute2 >= 5.2 prints ``vf N link/ether MAC brd BRD, ...``; with -s each VF gets its own
+    # RX/TX rows (lines from the ovn-kubernetes DPU doc and the intel-wired-lan review).
+    text = (
+        "3: enp2s0f0np0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode "
+        "DEFAULT group default qlen 1000\n"
+        "    link/ether 10:70:fd:09:81:aa brd ff:ff:ff:ff:ff:ff\n"
+        "    RX: bytes  packets  errors  dropped overrun mcast\n"
+        "    100        2        0       0       0       0\n"
+        "    vf 0  link/ether 00:00:00:00:00:00 brd ff:ff:ff:ff:ff:ff, spoof checking off, "
+        "link-state auto, trust off, query_rss off\n"
+        "    RX: bytes  packets  mcast   bcast\n"
+        "    0          0        0       0\n"
+        "    TX: bytes  packets\n"
+        "    0          0\n"
+    )
+    res = parse_ip_link(text)
+    assert res.warnings == []
+    (pf,) = res.records
+    assert isinstance(pf, IpLink)
+    assert pf.counters["rx_bytes"] == 100 and "tx_bytes" not in pf.counters
+    (vf,) = pf.vfs
+    assert vf["vf"] == 0 and vf["mac"] == "00:00:00:00:00:00" and vf["link_state"] == "auto"
+    assert vf["rx_bytes"] == 0 and vf["rx_bcast"] == 0 and vf["tx_packets"] == 0
+
+
+def test_ip_j_s_link_json() -> None:
+    # ``ip -details -s -j -p link`` object (gs_usb CAN adapter) as iproute2 prints it.
+    text = """[ {
+    "ifindex": 9,
+    "ifname": "can0",
+    "flags": [ "NOARP","UP","LOWER_UP","ECHO" ],
+    "mtu": 16,
+    "qdisc": "pfifo_fast",
+    "operstate": "UP",
+    "linkmode": "DEFAULT",
+    "group": "default",
+    "txqlen": 10,
+    "link_type": "can",
+    "stats64": {
+        "rx": { "bytes": 10755, "packets": 9761, "errors": 0, "dropped": 0,
+                "over_errors": 0, "multicast": 0 },
+        "tx": { "bytes": 39, "packets": 20, "errors": 0, "dropped": 0,
+                "carrier_errors": 0, "collisions": 0 }
+    }
+} ]"""
+    assert detect_kind(text) == "ip-link"
+    res = parse_ip_link(text)
+    assert res.warnings == []
+    (can,) = res.records
+    assert isinstance(can, IpLink)
+    assert (can.index, can.name, can.mtu_bytes, can.state, can.qlen) == (9, "can0", 16, "UP", 10)
+    assert can.flags == ["NOARP", "UP", "LOWER_UP", "ECHO"] and can.carrier
+    assert can.counters == {
+        "rx_bytes": 10755,
+        "rx_packets": 9761,
+        "rx_errors": 0,
+        "rx_dropped": 0,
+        "rx_over_errors": 0,
+        "multicast": 0,
+        "tx_bytes": 39,
+        "tx_packets": 20,
+        "tx_errors": 0,
+        "tx_dropped": 0,
+        "tx_carrier_errors": 0,
+        "collisions": 0,
+    }

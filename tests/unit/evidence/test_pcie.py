@@ -23,6 +23,8 @@ DMESG = [
     "linux-rdma-journalctl-cx4-cmd-alloc-fail",
     "netdev-cx4lx-caller-id-module-events",
     "qemu-devel-cx6dx-health-fw-internal-error",
+    "arm-nas-cx5-arm64-pci-domain-0004",
+    "tinycore-redpill-cx4lx-handle-hca-cap-probe-failed",
 ]
 
 
@@ -250,3 +252,55 @@ def test_prompt_line_before_domain_qualified_device() -> None:
     assert (dev.line, dev.end_line) == (2, 14)
     assert dev.address == "0000:02:00.0" and dev.device_class == "Memory controller"
     assert dev.numa_node == 0 and dev.lnksta_speed_gts is None
+
+
+def test_arm64_domain_0004_full_x8_and_slot_power() -> None:
+    res = load("dmesg-mlx5", "arm-nas-cx5-arm64-pci-domain-0004")
+    assert res.warnings == []
+    bws = [r for r in res.records if isinstance(r, PcieBandwidth)]
+    assert [(b.device, b.available_gbps, b.speed_gts, b.width, b.limited) for b in bws] == [
+        ("0004:01:00.0", 63.008, 8.0, 8, False),
+        ("0004:01:00.1", 63.008, 8.0, 8, False),
+    ]
+    events = [r for r in res.records if isinstance(r, KernelEvent)]
+    assert len(events) == 12
+    fw = [e for e in events if e.category == "firmware-version"]
+    assert [(e.line, e.fw_version) for e in fw] == [(4, "16.27.2048"), (12, "16.27.2048")]
+    (mod,) = [e for e in events if e.category == "module-event"]
+    assert (mod.line, mod.module, mod.module_status) == (8, 0, "Cable plugged")
+    (power,) = [e for e in events if e.category == "pcie-power"]
+    assert power.line == 9 and power.time_s == 11.097626 and "75W" in power.message
+
+
+def test_probe_failure_device_read_from_the_message() -> None:
+    res = load("dmesg-mlx5", "tinycore-redpill-cx4lx-handle-hca-cap-probe-failed")
+    assert res.warnings == []
+    events = [r for r in res.records if isinstance(r, KernelEvent)]
+    assert len(events) == 6
+    assert {e.device for e in events} == {"0000:03:00.0"}
+    assert events[1].fw_version == "14.32.1010"
+    failed = [(e.line, e.driver) for e in events if e.category == "probe-failed"]
+    assert failed == [(6, "mlx5_core"), (7, "mlx5_core")]
+    assert events[-1].time_s == 14.059582
+
+
+def test_dmesg_x_facility_and_reltime_prefixes() -> None:
+    # ``dmesg -x`` (facility:level) and ``dmesg -H`` (relative) prefixes around lines of the
+    # arm-nas capture.
+    text = (
+        "kern  :info  : [   10.643316] mlx5_core 0004:01:00.0: firmware version: 16.27.2048\n"
+        "[Oct31 10:12] mlx5_core 0004:01:00.0: Port module event: module 0, Cable plugged\n"
+        "[  +0.000252] mlx5_core 0004:01:00.1: Port module event: module 1, Cable unplugged\n"
+    )
+    res = parse_text(text, kind="dmesg-mlx5")
+    assert res.warnings == []
+    fw, plugged, unplugged = res.records
+    assert isinstance(fw, KernelEvent) and fw.time_s == 10.643316
+    assert (fw.driver, fw.device, fw.fw_version) == ("mlx5_core", "0004:01:00.0", "16.27.2048")
+    assert isinstance(plugged, KernelEvent) and plugged.wallclock == "Oct31 10:12"
+    assert isinstance(unplugged, KernelEvent)
+    assert (unplugged.device, unplugged.module, unplugged.module_status) == (
+        "0004:01:00.1",
+        1,
+        "Cable unplugged",
+    )

@@ -14,6 +14,8 @@ CASES = (
     "iproute2-stat-show-cover-letter",
     "omnipath-hfi1-printf-netdata-9091",
     "i40iw-grep-na-no-pma-node-exporter-966",
+    "lore-netdev-qp-show-rocep-quoted",
+    "lore-optional-counters-mode-rocep8s0f0",
 )
 
 
@@ -111,3 +113,56 @@ def test_grep_paths_and_qp_counters() -> None:
 @settings(max_examples=150, deadline=None)
 def test_never_raises(text: str) -> None:
     parse_rdma_counters(text)
+
+
+def test_qp_show_and_rocep_link_in_a_double_mail_quote() -> None:
+    res = load(KIND, "lore-netdev-qp-show-rocep-quoted")
+    assert res.warnings == []
+    qp, one, table = res.records
+    assert isinstance(qp, RdmaCounters) and isinstance(one, RdmaCounters)
+    assert isinstance(table, RdmaCounters)
+    assert (qp.device, qp.port, qp.source) == ("mlx5_2", 1, "rdma-statistic-qp")
+    assert qp.attributes == {"cntn": "5", "pid": "31609", "comm": "client.1", "lqpn": "178"}
+    assert len(qp.counters) == 18 and qp.counters["out_of_sequence"] == 0
+    assert qp.line == 3 and qp.counter_lines["req_cqe_flush_error"] == 9
+    for rec in (one, table):
+        assert (rec.device, rec.port, rec.source) == ("rocep1s0f5", 1, "rdma-statistic")
+        assert len(rec.counters) == 21 and "out_of_sequence" not in rec.counters
+        assert rec.congestion == {
+            "rp_cnp_ignored": 0,
+            "rp_cnp_handled": 0,
+            "np_ecn_marked_roce_packets": 0,
+            "np_cnp_sent": 0,
+        }
+    assert one.line == 12 and one.counter_lines["np_cnp_sent"] == 15
+    assert table.line == 17 and table.counter_lines["np_cnp_sent"] == 38
+    assert one.counters == table.counters
+
+
+def test_statistic_mode_lines_are_not_counter_sets() -> None:
+    res = load(KIND, "lore-optional-counters-mode-rocep8s0f0")
+    assert res.warnings == []
+    (rec,) = res.records
+    assert isinstance(rec, RdmaCounters)
+    assert (rec.device, rec.port, rec.line, rec.end_line) == ("rocep8s0f0", 1, 10, 17)
+    assert len(rec.counters) == 30
+    assert rec.counters["cc_rx_ce_pkts"] == 0 and rec.counter_lines["cc_rx_cnp_pkts"] == 17
+    assert rec.counters["roce_adp_retrans_to"] == 0 and "roce_adp_retrans" in rec.errors
+
+
+def test_rdma_json_statistic_show() -> None:
+    # ``rdma -j statistic show`` shape: one object per port, counters as keys.
+    text = (
+        '[{"ifindex":0,"ifname":"mlx5_0","port":1,"rx_write_requests":0,'
+        '"out_of_sequence":12,"np_cnp_sent":7},{"ifindex":1,"ifname":"mlx5_1","port":1,'
+        '"cntn":4,"qp-type":"RC","pid":31609,"comm":"ib_send_bw","out_of_buffer":3}]'
+    )
+    assert detect_kind(text) == KIND
+    res = parse_rdma_counters(text)
+    assert res.warnings == []
+    a, b = res.records
+    assert isinstance(a, RdmaCounters) and isinstance(b, RdmaCounters)
+    assert (a.device, a.port, a.source) == ("mlx5_0", 1, "rdma-statistic")
+    assert a.errors == {"out_of_sequence": 12} and a.congestion == {"np_cnp_sent": 7}
+    assert b.source == "rdma-statistic-qp" and b.attributes["comm"] == "ib_send_bw"
+    assert b.attributes["cntn"] == "4" and b.counters == {"out_of_buffer": 3}
