@@ -3,15 +3,20 @@
 Read: global ``qos map dscp <list> to traffic-class N [drop-precedence D]`` (one ``dscp-map``
 named ``global``), ``qos map cos|traffic-class ... to traffic-class|dscp|cos|tx-queue N``
 (``tc-map``), ``qos rewrite dscp|cos`` and other global ``qos ...`` lines (``qos-setting``),
+``platform sand qos map traffic-class N to network-qos M`` (``tc-map`` ``tc-to-network-qos``),
 ``priority-flow-control pause watchdog ...`` (global and per port/profile); ``interface`` and
 ``qos profile`` blocks with ``mtu``, ``speed``, ``qos trust dscp|cos``, ``qos dscp|cos N``,
-``priority-flow-control on`` / ``mode on`` / ``priority N no-drop|drop``, ``service-profile``,
+``priority-flow-control on`` / ``mode on`` / ``no priority-flow-control`` / ``priority N
+no-drop|drop``, ``service-profile``,
 ``service-policy type qos input``, and ``tx-queue`` / ``uc-tx-queue`` / ``mc-tx-queue`` blocks with
 ``random-detect ecn minimum-threshold X <unit> maximum-threshold Y <unit>
 [max-mark-probability P] [weight W]`` (units bytes/kbytes/mbytes → bytes; segments and
 milliseconds kept raw) and ``bandwidth [guaranteed] percent N`` / ``priority strict`` /
 ``no priority``. Blocks are told by indentation (EOS indents by 3); lines inside a block that
-the parser does not model (``ip address``, ``description``) are skipped silently.
+the parser does not model (``ip address``, ``description``, ``random-detect drop``) are skipped
+silently. Detection: ``class-map type qos`` is printed by EOS and NX-OS alike, so EOS-only markers
+(RANCID ``arista`` header, ``policy-map type quality-of-service``, ``tx-queue`` blocks,
+``platform sand qos``) score 0.95, which wins the tie against NX-OS by registry order.
 
 Sources: Arista EOS User Manual, "Quality of Service" and "Priority Flow Control" chapters
 (https://www.arista.com/en/um-eos/eos-quality-of-service); AVD ``eos_cli_config_gen``
@@ -63,6 +68,16 @@ _DETECT_STRONG = (
     "priority-flow-control pause watchdog",
     "qos profile ",
 )
+_DETECT_EOS_ONLY = (
+    "!RANCID-CONTENT-TYPE: arista",
+    "policy-map type quality-of-service",
+    "platform sand qos map",
+    "\n   tx-queue ",
+    "\n   uc-tx-queue ",
+)
+_SAND_MAP_RE = re.compile(
+    r"^platform sand qos map traffic-class (?P<list>[\d\s,-]+?) to network-qos (?P<val>\d+)\s*$"
+)
 _MAP_KIND = {
     ("cos", "traffic-class"): "cos-to-tc",
     ("traffic-class", "dscp"): "tc-to-dscp",
@@ -78,6 +93,9 @@ def _detect(text: str) -> float:
     nxos = "policy-map type network-qos" in head or "pause pfc-cos" in head
     if nxos:
         return 0.0
+    if any(m in head for m in _DETECT_EOS_ONLY):
+        # also beats NX-OS's 0.95 "class-map type qos" (EOS prints it too; ties go to EOS)
+        return 0.95
     if any(m in head for m in _DETECT_STRONG):
         return 0.9
     if ("! device: " in head or "transceiver qsfp default-mode" in head) and (
@@ -171,6 +189,8 @@ def parse_eos_config(text: str) -> ParseResult:
                 block = _Block("interface", stripped.split(None, 1)[1], lineno)
             elif stripped.startswith("qos profile "):
                 block = _Block("profile", stripped.split(None, 2)[2], lineno)
+            elif stripped.startswith("platform sand qos map "):
+                _sand_map(stripped, lineno, result, tc_maps)
             elif stripped.startswith("qos map "):
                 _qos_map(stripped, lineno, result, dscp, dscp_lines, tc_maps)
             elif stripped.startswith("priority-flow-control pause watchdog"):
@@ -229,6 +249,21 @@ def _qos_map(
     _first, mapping = tc_maps.setdefault(kind, (lineno, {}))
     for v in values:
         mapping[v] = target
+
+
+def _sand_map(
+    stripped: str, lineno: int, result: ParseResult, tc_maps: dict[str, tuple[int, dict[int, int]]]
+) -> None:
+    """``platform sand qos map traffic-class 1 to network-qos 7`` (Jericho/DNX platforms)."""
+    m = _SAND_MAP_RE.match(stripped)
+    if m is None:
+        result.warn(lineno, "expected 'platform sand qos map traffic-class N to network-qos M'",
+                    stripped)  # fmt: skip
+        return
+    _first, mapping = tc_maps.setdefault("tc-to-network-qos", (lineno, {}))
+    for v in re.split(r"[\s,]+", m.group("list").strip()):
+        if v:
+            mapping[int(v)] = int(m.group("val"))
 
 
 def _watchdog(stripped: str, lineno: int, scope: str, port: str | None) -> PfcWatchdog:
@@ -320,6 +355,9 @@ def _block_line(b: _Block, s: str, indent: int, lineno: int, result: ParseResult
                 r.speed_gbps = float(sm.group(1))
                 break
         return
+    if s == "no priority-flow-control":
+        b.pfc_on, b.pfc_mode, b.pfc_line = False, "off", b.pfc_line or lineno
+        return
     if s.startswith("priority-flow-control"):
         _pfc_line(b, s, lineno, result)
         return
@@ -348,7 +386,7 @@ def _pfc_line(b: _Block, s: str, lineno: int, result: ParseResult) -> None:
         b.pfc_on, b.pfc_mode, b.pfc_line = True, "on", b.pfc_line or lineno
         return
     if s in ("priority-flow-control off", "priority-flow-control mode off"):
-        b.pfc_on, b.pfc_mode = False, "off"
+        b.pfc_on, b.pfc_mode, b.pfc_line = False, "off", b.pfc_line or lineno
         return
     pm = _PFC_PRIO_RE.match(s)
     if pm is not None:

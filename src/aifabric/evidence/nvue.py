@@ -8,7 +8,10 @@ counters`` and other ``... counters`` views (nested counters, ``144 Bytes`` / ``
 ``92824.38 GB`` → bytes); the ``-o json`` form of any of these and ``nv config show`` YAML
 (``- set: qos: roce: ...``, ``interface: swp1: link: mtu: 9216``), both flattened to dotted
 paths. Columns are sliced at the positions of the header/dash line, so empty cells and values
-with single spaces (``strict priority``, ``15.16 MB``) survive.
+with single spaces (``strict priority``, ``15.16 MB``) survive; ``-`` cells mean "none"
+(``pfc-priority  -`` in the lossy modes → PFC disabled). Tables end at a blank (or one-space)
+line or where the next ``====`` title starts (5.14 prints them with no blank line between);
+5.0's ``description`` column and top-level ``cable-length`` are handled.
 
 Normalised view: ``congestion-control`` min/max-threshold/probability/congestion-mode → ``ecn``
 (KB/MB binary, as NVUE prints them); ``pfc`` ``pfc-priority`` / ``switch-priority`` with rx/tx →
@@ -190,6 +193,9 @@ def _kv_table(
             break
         if row.lstrip().startswith(("nv ", "cumulus@")) or "$ nv " in row:
             break
+        after = lines[j + 1].strip() if j + 1 < len(lines) else ""
+        if after and set(after) == {"="}:  # a titled table follows with no blank line (5.14)
+            break
         indent = len(row) - len(row.lstrip(" "))
         cells = _cells(row, starts)
         key = cells[0] if cells else ""
@@ -227,6 +233,9 @@ def _titled_table(lines: list[str], i: int, scope: str, result: ParseResult) -> 
     rows: list[tuple[int, dict[str, str]]] = []
     k = j + 2
     while k < len(lines) and lines[k].strip():
+        after = lines[k + 1].strip() if k + 1 < len(lines) else ""
+        if after and set(after) == {"="}:  # next title with no blank line before it (5.14)
+            break
         cells = _cells(lines[k].rstrip(), starts)
         row = {names[c] or "#": cells[c] for c in range(len(names))}
         rows.append((k + 1, row))
@@ -248,7 +257,7 @@ def _table_records(
         for ln, row in rows:
             try:
                 sp = int(row.get("switch-prio", ""))
-                for d in parse_id_list(row.get("dscp", "")):
+                for d in parse_id_list(_dash(row.get("dscp", ""))):
                     dscp[d] = sp
                 if row.get("pcp", "").isdigit():
                     pcp[int(row["pcp"])] = sp
@@ -329,7 +338,7 @@ def _derive(values: dict[str, tuple[str, str, int]], scope: str, result: ParseRe
     prio = pfc.get("pfc-priority") or pfc.get("switch-priority")
     if prio is not None:
         try:
-            prios = parse_id_list(prio[0] or prio[1])
+            prios = parse_id_list(_dash(prio[0] or prio[1]))
         except ValueError:
             result.warn(prio[2], "pfc priority: expected a list of priorities", prio[0])
             prios = ()
@@ -340,7 +349,7 @@ def _derive(values: dict[str, tuple[str, str, int]], scope: str, result: ParseRe
                 scope=scope,
                 port=None if scope == "qos" else scope,
                 priorities=prios,
-                enabled=True,
+                enabled=bool(prios),
                 rx_enabled=_yes(rx),
                 tx_enabled=_yes(tx),
             )
@@ -364,6 +373,11 @@ def _derive(values: dict[str, tuple[str, str, int]], scope: str, result: ParseRe
                 applied=ap if ap and op and ap != op else None,
             )
         )
+
+
+def _dash(raw: str) -> str:
+    """NVUE prints ``-`` for an empty cell (``pfc-priority  -`` in lossy modes)."""
+    return "" if raw.strip() == "-" else raw
 
 
 def _size(raw: str) -> int | None:

@@ -18,8 +18,10 @@ bytes); ``QUEUE`` (``Ethernet0|3``, ``Ethernet0,Ethernet4|3-4`` and the VOQ
 ``host|asic|Ethernet0|3`` keys); ``SCHEDULER``; ``BUFFER_POOL``, ``BUFFER_PROFILE``,
 ``BUFFER_PG``, ``BUFFER_QUEUE``; ``PFC_WD`` (per port, and ``GLOBAL`` ``POLL_INTERVAL``);
 ``PORT`` (``mtu``, ``speed`` in Mb/s, ``lanes``, ``alias``); ``CABLE_LENGTH``. Multi-ASIC dumps
-(``{"localhost": {...}, "asic0": {...}}``) are read namespace by namespace. A shell prompt or
-``cat`` line before the JSON is skipped.
+(``{"localhost": {...}, "asic0": {...}}``) are read namespace by namespace. The flat redis form
+of CONFIG_DB (``"PORT_QOS_MAP|Ethernet0": {...}``, as in redis dumps, ``sonic-db-dump`` with its
+``{"type": "hash", "value": {...}}`` wrapper, and sonic-utilities ``mock_tables``) is regrouped
+into tables. A shell prompt or ``cat`` line before the JSON, and a prompt after it, are skipped.
 
 Line numbers: ``json`` gives none, so one scan of the text notes the line of every
 ``"key": {`` and assigns entries to tables in document order. Malformed JSON: one warning at the
@@ -384,10 +386,18 @@ _DETECT_RE = re.compile(
 )
 
 
+_DETECT_FLAT_RE = re.compile(
+    r'"(DSCP_TO_TC_MAP|PORT_QOS_MAP|BUFFER_PG|BUFFER_PROFILE|WRED_PROFILE|TC_TO_PRIORITY_GROUP_MAP'
+    r'|MAP_PFC_PRIORITY_TO_QUEUE|PFC_WD|CABLE_LENGTH|QUEUE|SCHEDULER)\|[^"]*"\s*:\s*\{'
+)
+
+
 def _detect(text: str) -> float:
     head = text[:200_000]
     if "{" not in head:
         return 0.0
+    if _DETECT_FLAT_RE.search(head):
+        return 0.9
     m = _DETECT_RE.search(head)
     if m is None:
         return 0.0
@@ -408,6 +418,12 @@ class _LineIndex:
             if m is None:
                 continue
             key = m.group(1)
+            table, bar, rest = key.partition("|")
+            if bar and table in tables:  # flat redis form "TABLE|entry": {...}
+                self.table_line.setdefault(table, i)
+                self.entry_line.setdefault((table, rest), i)
+                current = None
+                continue
             if key in tables:
                 current = key
                 self.table_line.setdefault(key, i)
@@ -441,14 +457,38 @@ def _salvage(body: str, result: ParseResult, offset: int) -> dict[str, Any]:
     return out
 
 
+def _regroup(data: dict[str, Any]) -> dict[str, Any]:
+    """The flat CONFIG_DB form of redis dumps and sonic-utilities ``mock_tables``
+    (``"PORT_QOS_MAP|Ethernet0": {...}``; ``sonic-db-dump`` wraps fields as
+    ``{"type": "hash", "value": {...}}``) → ``{"PORT_QOS_MAP": {"Ethernet0": {...}}}``."""
+    if not any(isinstance(k, str) and k.split("|", 1)[0] in _KNOWN_TABLES and "|" in k
+               for k in data):  # fmt: skip
+        return data
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        table, bar, rest = str(key).partition("|")
+        if not bar:
+            out.setdefault(table, value)
+            continue
+        wrapped = isinstance(value, dict) and isinstance(value.get("value"), dict)
+        fields = value["value"] if wrapped and "type" in value else value
+        sub = out.setdefault(table, {})
+        if isinstance(sub, dict):
+            sub[rest] = fields
+    return out
+
+
 def _tables_of(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(namespace, tables) pairs: the top object, or each ASIC namespace of a multi-ASIC dump."""
+    data = _regroup(data)
     if any(k in _KNOWN_TABLES for k in data):
         yield "", data
         return
     for ns, sub in data.items():
-        if isinstance(sub, dict) and any(k in _KNOWN_TABLES for k in sub):
-            yield ns, sub
+        if isinstance(sub, dict):
+            grouped = _regroup(sub)
+            if any(k in _KNOWN_TABLES for k in grouped):
+                yield ns, grouped
 
 
 @register(
@@ -470,7 +510,7 @@ def parse_sonic_config_db(text: str) -> ParseResult:
     body = "\n".join(lines[start:])
     data: Any
     try:
-        data = json.loads(body)
+        data = _loads_ignoring_trailing_prompt(body)
     except ValueError as exc:
         lineno = getattr(exc, "lineno", None)
         line = lineno + start if isinstance(lineno, int) else None
@@ -484,6 +524,21 @@ def parse_sonic_config_db(text: str) -> ParseResult:
         index = _LineIndex(lines[start:], start + 1, {k for k in tables if k in _KNOWN_TABLES})
         _emit(tables, index, result)
     return result
+
+
+def _loads_ignoring_trailing_prompt(body: str) -> Any:
+    """``json.loads``, except that text after the document that is not JSON (the next shell
+    prompt of a pasted ``cat config_db.json``, ``admin@sonic:~$``) is ignored."""
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data":
+            raise
+        data, end = json.JSONDecoder().raw_decode(body.lstrip())
+        rest = body.lstrip()[end:].strip()
+        if rest.startswith(("{", "[", '"', ",", ":")):
+            raise
+        return data
 
 
 def _entries(tables: dict[str, Any], name: str) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -11,15 +11,17 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.cumulus_traffic import PortGroup
-from aifabric.evidence.nvue import NvueCounter
+from aifabric.evidence.nvue import NvueCounter, NvueTableRow
 from aifabric.evidence.sonic_config import (
     BufferAssignment,
+    BufferPool,
     BufferProfile,
     CableLength,
     DscpMap,
     EcnConfig,
     Mtu,
     PfcConfig,
+    PfcWatchdog,
     PortQos,
     QosSetting,
     QueueConfig,
@@ -140,6 +142,80 @@ def test_sonic_fragment_from_issue() -> None:
     assert pfc.priorities == (0, 1)  # PFC on two priorities, not the single RoCE one (S12)
 
 
+def test_sonic_flat_redis_keys() -> None:
+    r = load("sonic-config-db", "utilities-mock-tables-flat-redis-keys")
+    ports = {p.port: p for p in r.of_type(PortQos)}
+    assert len(ports) == 7 and ports["Ethernet-BP256"].pfc_enable == (3, 4)
+    assert ports["Ethernet0"].line == 127
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.profile == "AZURE_LOSSLESS" and ecn.line == 335 and ecn.mode == "ecn_all"
+    assert ecn.min_bytes == 1048576 and ecn.max_bytes == 2097152 and ecn.probability_pct == 5
+    queues = {(q.port, q.queues): q for q in r.of_type(QueueConfig)}
+    q1 = queues[("Ethernet4", (1,))]
+    assert q1.wred_profile == "AZURE_LOSSLESS" and q1.scheduler == "scheduler.0" and q1.line == 354
+    (glob,) = [w for w in r.of_type(PfcWatchdog) if w.port is None]
+    assert glob.poll_interval_ms == 199 and glob.line == 123
+    pools = {p.name: p for p in r.of_type(BufferPool)}
+    assert pools["ingress_lossless_pool_hbm"].size_bytes == 139458240
+    assert pools["ingress_lossless_pool_hbm"].mode == "static"
+
+
+def test_sonic_buffer_only_profile_list() -> None:
+    r = load("sonic-config-db", "gcu-buffer-profile-list")
+    pools = {p.name: p for p in r.of_type(BufferPool)}
+    assert pools["egress_lossless_pool"].xoff_bytes == 196608
+    assert pools["egress_lossless_pool"].size_bytes == 33004032
+    (port,) = r.of_type(SonicPort)
+    assert port.port == "Ethernet9" and port.speed_gbps == 11.1 and port.lanes == (74,)
+    assert r.of_type(Mtu) == [] and r.of_type(PortQos) == []
+
+
+def test_sonic_pasted_with_prompts_around() -> None:
+    text = case("sonic-config-db", "pfcwd-issue-pfc-json-fragment").text()
+    pasted = "admin@sonic:~$ cat /etc/sonic/pfc.json\n" + text.rstrip() + "\nadmin@sonic:~$ \n"
+    r = parse_text(pasted, "sonic-config-db")
+    assert not r.warnings
+    assert _sans_lines(r.records) == _sans_lines(parse_text(text, "sonic-config-db").records)
+    assert [x.line for x in r.records] == [x.line + 1 for x in parse_text(text).records]
+
+
+def test_sonic_db_dump_wrapped_values() -> None:
+    # sonic-db-dump -n CONFIG_DB wraps each hash as {"type": "hash", "value": {...}}
+    text = (
+        '{\n  "PORT_QOS_MAP|Ethernet0": {\n    "expireat": 1700000000.1, "ttl": -0.001,\n'
+        '    "type": "hash",\n    "value": {"pfc_enable": "3,4", "dscp_to_tc_map": "AZURE"}\n  },\n'
+        '  "DSCP_TO_TC_MAP|AZURE": {"type": "hash", "value": {"26": "3", "48": "6"}}\n}\n'
+    )
+    assert detect_kind(text) == "sonic-config-db"
+    r = parse_text(text)
+    (pq,) = r.of_type(PortQos)
+    assert pq.port == "Ethernet0" and pq.pfc_enable == (3, 4) and pq.line == 2
+    assert pq.maps == {"dscp_to_tc_map": "AZURE"}
+    (dscp,) = r.of_type(DscpMap)
+    assert dscp.mapping == {26: 3, 48: 6} and dscp.line == 7
+
+
+def test_sonic_flat_traditional_lossless_buffers() -> None:
+    r = load("sonic-config-db", "utilities-flat-mellanox-traditional-buffers")
+    profiles = {p.name: p for p in r.of_type(BufferProfile)}
+    p10 = profiles["pg_lossless_10000_5m_profile"]
+    assert p10.lossless and p10.xon_bytes == 19456 and p10.xoff_bytes == 22528
+    assert p10.dynamic_th == 0 and p10.pool == "ingress_lossless_pool"
+    assert profiles["pg_lossless_100000_5m_profile"].xoff_bytes == 23552
+    assert not profiles["q_lossy_profile"].lossless
+    pgs = {(a.port, a.ids): a for a in r.of_type(BufferAssignment) if a.kind == "pg"}
+    assert pgs[("Ethernet4", (3, 4))].profile == "pg_lossless_10000_5m_profile"
+    assert pgs[("Ethernet4", (3, 4))].line == 2
+    queues = {(a.port, a.ids) for a in r.of_type(BufferAssignment) if a.kind == "queue"}
+    assert ("Ethernet24", (5, 6)) in queues and ("Ethernet16", (0, 1, 2)) in queues
+    cables = {c.port: c for c in r.of_type(CableLength)}
+    assert len(cables) == 8 and cables["Ethernet28"].length_m == 5
+    ports = {p.port: p for p in r.of_type(SonicPort)}
+    assert ports["Ethernet8"].speed_gbps == 25 and ports["Ethernet8"].fec == "rs"
+    assert ports["Ethernet0"].lanes == (0, 1, 2, 3) and ports["Ethernet0"].mtu_bytes == 9100
+    assert r.of_type(PortQos) == []
+
+
 def test_sonic_malformed_json_salvages_tables() -> None:
     c = case("sonic-config-db", "utilities-qos-reload-t1-buffers")
     text = c.text()
@@ -198,6 +274,47 @@ def test_eos_avd_maps() -> None:
     assert rewrite[0].value == "dscp"
     strict = [q for q in r.of_type(QueueSchedule) if q.strict_priority]
     assert [(q.scope, q.queue) for q in strict] == [("qos profile test", 2)]
+
+
+def test_eos_avd_full_qos_cfg_is_eos_not_nxos() -> None:
+    c = case("eos-config", "avd-qos-full-profiles-policy-maps")
+    assert detect_kind(c.text()) == "eos-config"  # has 'class-map type qos match-any' too
+    r = load("eos-config", "avd-qos-full-profiles-policy-maps")
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.scope == "qos profile test_with_pfc" and pfc.line == 72 and pfc.enabled
+    assert pfc.priorities == (0,) and pfc.drop_priorities == (1,)
+    ecn = {(e.profile, e.queue): e for e in r.of_type(EcnConfig)}
+    ms = ecn[("uc_mc_queues_test", 1)]
+    assert ms.line == 85 and ms.min_raw == "3 milliseconds" and ms.min_bytes is None
+    assert ms.max_raw == "9 milliseconds" and ms.probability_pct == 90
+    assert ecn[("wred_queues_test", 3)].min_bytes == 320 * 1024
+    assert ecn[("wred_queues_test", 3)].weight == 10
+    assert (
+        len(ecn) == 6
+    )  # 'random-detect drop' and 'random-detect ecn count' are not ECN thresholds
+    wd = {w.line: w for w in r.of_type(PfcWatchdog)}
+    assert wd[77].detection_ms == 50 and wd[77].restoration_ms == 1110  # timeout 0.05, 1.11
+    assert wd[76].action == "drop" and wd[278].action == "no-drop"
+    assert wd[277].poll_interval_ms == 10001 and wd[277].scope == "global"
+
+
+def test_eos_avd_interfaces_pfc_on_off_drop() -> None:
+    r = load("eos-config", "avd-ethernet-interfaces-pfc")
+    pfc = {p.port: p for p in r.of_type(PfcConfig)}
+    assert pfc["Ethernet1"].drop_priorities == (5,) and pfc["Ethernet1"].priorities == ()
+    assert pfc["Ethernet2"].priorities == (5,) and pfc["Ethernet2"].line == 85
+    assert pfc["Ethernet3"].enabled is False and pfc["Ethernet3"].line == 117
+    assert pfc["Ethernet4"].enabled is True and pfc["Ethernet4"].priorities == ()
+    mtus = {m.port: m for m in r.of_type(Mtu)}
+    assert mtus["Ethernet1"].mtu_bytes == 1500 and mtus["Ethernet1"].line == 4  # not 'l2 mtu 8000'
+    assert mtus["Ethernet1"].speed_gbps == 100  # speed forced 100gfull
+    assert mtus["Ethernet4"].mtu_bytes == 9100
+
+
+def test_eos_platform_sand_qos_map() -> None:
+    r = load("eos-config", "avd-platform-sand-qos-map")
+    (m,) = r.of_type(TcMap)
+    assert m.kind == "tc-to-network-qos" and m.line == 28 and m.mapping == {0: 0, 1: 7, 2: 15}
 
 
 def test_eos_malformed_line() -> None:
@@ -322,6 +439,59 @@ def test_nvue_interface_status_and_counters() -> None:
     assert counters["tx-stats.tx-ecn-stats.ecn-marked-packets"].value == 693777677344
     assert counters["rx-stats.rx-non-roce-stats.buffer-max-usage"].value_bytes == 144
     assert counters["tx-stats.tx-roce-stats.buffer-usage"].value_bytes == round(7.29 * 1024**2)
+
+
+def test_nvue_lossy_multi_tc_dash_cells() -> None:
+    r = load("nvue", "show-qos-roce-lossy-multi-tc")
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.line == 7 and pfc.priorities == () and pfc.enabled is False  # 'pfc-priority  -'
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.min_raw == "163.00 KB" and ecn.min_bytes == 163 * 1024
+    assert ecn.max_bytes == 234 * 1024 and ecn.probability_pct == 5
+    assert ecn.extra["enabled-tc"] == "1,2,3"
+    (dscp,) = r.of_type(DscpMap)
+    assert len(dscp.mapping) == 64 and dscp.mapping[26] == 4 and dscp.mapping[5] == 3
+    assert dscp.mapping[41] == 0 and 5 not in dscp.mapping.values()
+    pcp = next(t for t in r.of_type(TcMap) if t.kind == "pcp-to-switch-priority")
+    assert pcp.mapping[7] == 7 and len(pcp.mapping) == 8
+    weights = {q.queue: q.bandwidth_pct for q in r.of_type(QueueSchedule)}
+    assert weights[3] == 22 and weights[2] == 18 and weights[7] == 0
+
+
+def test_nvue_tables_without_blank_lines() -> None:
+    r = load("nvue", "show-qos-roce-single-ipool")
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.priorities == (3,) and pfc.line == 7 and pfc.rx_enabled
+    settings_ = {s.key: s for s in r.of_type(QosSetting)}
+    assert settings_["mode"].value == "lossless-single-ipool"
+    assert settings_["pfc.cable-length"].value == "100" and settings_["pfc.cable-length"].line == 10
+    assert "RoCE PCP/DSCP->SP mapping configurations" not in settings_
+    (dscp,) = r.of_type(DscpMap)
+    assert (dscp.line, dscp.end_line) == (27, 34) and dscp.mapping[26] == 3
+    sp_tc = next(t for t in r.of_type(TcMap) if t.kind == "switch-priority-to-tc")
+    assert sp_tc.mapping == {0: 0, 1: 0, 2: 0, 3: 3, 4: 0, 5: 0, 6: 6, 7: 0}
+    pools = [row for row in r.of_type(NvueTableRow) if row.table == "RoCE pool config"]
+    assert [p.cells["name"] for p in pools] == [
+        "lossy-default-ingress", "lossy-default-egress", "roce-reserved-egress"
+    ]  # fmt: skip
+    assert pools[2].cells["size"] == "inf" and pools[2].line == 53
+
+
+def test_nvue_cl50_description_column() -> None:
+    r = load("nvue", "show-qos-roce-cl50-description")
+    settings_ = {s.key: s for s in r.of_type(QosSetting)}
+    assert settings_["cable-length"].value == "100" and settings_["cable-length"].line == 6
+    assert settings_["enable"].value == "on"  # applied only; the description is not a value
+    (ecn,) = r.of_type(EcnConfig)
+    assert ecn.line == 8 and ecn.min_bytes == 149996 and ecn.probability_pct is None
+    (pfc,) = r.of_type(PfcConfig)
+    assert pfc.priorities == (3,) and pfc.line == 13 and pfc.tx_enabled
+    pools = [row for row in r.of_type(NvueTableRow) if row.table == "RoCE pool config"]
+    assert [(p.cells["name"], p.cells["size"]) for p in pools][1] == (
+        "roce-reserved-ingress",
+        "50.0%",
+    )
+    assert not [row for row in r.of_type(NvueTableRow) if row.table == "Exception List"]
 
 
 def test_nvue_malformed_line() -> None:
