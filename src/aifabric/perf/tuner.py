@@ -120,6 +120,30 @@ def search_graph(
     the channel counts seen in real logs (e.g. 8×H100 one node: 6 channels at 60 → 12 at 30)."""
     inter = n_nodes > 1
     cap = max_channels or c.max_search_channels
+    key = (c.release, c.tag, arch, inter, intra_total_GBps, nic_GBps, nics_per_node, cap, duplicate)
+    hit = _SEARCHED.get(key)
+    if hit is not None:
+        return hit
+    graph = _search(c, arch, inter, intra_total_GBps, nic_GBps, nics_per_node, cap, duplicate)
+    if len(_SEARCHED) > 4096:
+        _SEARCHED.clear()
+    _SEARCHED[key] = graph
+    return graph
+
+
+_SEARCHED: dict[tuple[object, ...], Graph] = {}
+
+
+def _search(
+    c: NcclConstants,
+    arch: Arch,
+    inter: bool,
+    intra_total_GBps: float,
+    nic_GBps: float,
+    nics_per_node: int,
+    cap: int,
+    duplicate: bool,
+) -> Graph:
     best: tuple[float, int, float] = (0.0, 0, 0.0)
     target = max(intra_total_GBps, nic_GBps * nics_per_node if inter else 0.0)
     for s in c.speeds(arch, inter):
