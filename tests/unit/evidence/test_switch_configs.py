@@ -180,7 +180,9 @@ def test_sonic_pasted_with_prompts_around() -> None:
 
 
 def test_sonic_db_dump_wrapped_values() -> None:
-    # sonic-db-dump -n CONFIG_DB wraps each hash as {"type": "hash", "value": {...}}
+    # sonic-db-dump -n CONFIG_DB wraps each hash as {"type": "hash", "value": {...}} (format as
+    # in sonic-mgmt tests, which read dump["DEVICE_METADATA|localhost"]["value"], and the SONiC
+    # docker-readiness design doc's "sonic-db-dump -n STATE_DB output" example); values are ours
     text = (
         '{\n  "PORT_QOS_MAP|Ethernet0": {\n    "expireat": 1700000000.1, "ttl": -0.001,\n'
         '    "type": "hash",\n    "value": {"pfc_enable": "3,4", "dscp_to_tc_map": "AZURE"}\n  },\n'
