@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from aifabric.catalog import Catalog
+from aifabric.dialects.observed import Observed
 from aifabric.findings import Finding, Severity, Value
 from aifabric.model import Fabric, StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data
@@ -71,10 +72,13 @@ class _MetaFile(StrictModel):
 
 @dataclass(frozen=True)
 class CheckContext:
-    """What a check may look at. Later capabilities add observed configs and probe bundles."""
+    """What a check may look at: the fabric intent, the hardware catalog, and what device
+    configs, host state and the NCCL environment say (``observed``; None when none was given).
+    """
 
     fabric: Fabric
     catalog: Catalog
+    observed: Observed | None = None
 
 
 CheckFn = Callable[[CheckContext], Iterable[Finding]]
@@ -114,6 +118,7 @@ def all_checks() -> dict[str, tuple[CheckMeta, CheckFn]]:
     """Registered checks with their metadata, by id (importing the check modules)."""
     # imported here, not at the top: the check modules import this registry
     from aifabric.checks import design as _design  # noqa: F401, PLC0415
+    from aifabric.checks import verify as _verify  # noqa: F401, PLC0415
 
     meta = metadata()
     return {cid: (meta[cid], fn) for cid, fn in sorted(_FUNCTIONS.items())}

@@ -15,6 +15,7 @@ from aifabric.cli.estimate_cmd import estimate_cmd
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
 from aifabric.cli.show_cmd import show
+from aifabric.cli.verify_cmd import verify
 from aifabric.errors import AifabricError
 
 __all__ = ["app", "main"]
@@ -30,6 +31,7 @@ app = typer.Typer(
 app.command("design")(design)
 app.command("show")(show)
 app.command("check")(check)
+app.command("verify")(verify)
 app.command("parse")(parse)
 app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)

@@ -1,5 +1,6 @@
-"""``aifabric check FABRIC``: the main job. Design checks and the expected collective
-performance today; verify joins when it lands (contracts.md keys: findings, summary, estimate)."""
+"""``aifabric check FABRIC [--configs DIR] [--bundle DIR] [--nccl-env FILE]``: the main job.
+Design checks, verify (intent, device configs, host state, NCCL environment) and the expected
+collective performance in one report (contracts.md keys: findings, summary, estimate)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,8 @@ from typing import Annotated
 
 import typer
 
-from aifabric.checks import CheckContext, all_checks, run_checks
 from aifabric.cli.common import (
     CatalogOpt,
-    FormatOpt,
-    OutputFormat,
-    emit_json,
     err_console,
     findings_table,
     get_catalog,
@@ -22,6 +19,15 @@ from aifabric.cli.common import (
     summary_line,
 )
 from aifabric.cli.fabric_view import summary_table
+from aifabric.cli.verify_cmd import (
+    BundleOpt,
+    ConfigsOpt,
+    NcclEnvOpt,
+    ReportFormat,
+    ReportFormatOpt,
+    emit_report,
+    run_verify,
+)
 from aifabric.design import load_fabric
 from aifabric.errors import AifabricError
 from aifabric.findings import exit_code_for, summarize
@@ -37,47 +43,37 @@ def check(
     fabric_file: Annotated[
         Path, typer.Argument(help="fabric file (YAML/JSON) or design document", show_default=False)
     ],
+    configs: ConfigsOpt = None,
+    bundle: BundleOpt = None,
+    nccl_env: NcclEnvOpt = None,
     catalog: CatalogOpt = None,
-    fmt: FormatOpt = OutputFormat.table,
+    fmt: ReportFormatOpt = ReportFormat.table,
 ) -> None:
-    """Check a fabric: design findings (S6-S10, S16, S17), with what was and was not checked."""
+    """Check a fabric: design (S6-S10, S16, S17) and verify (S11-S21) findings, expected
+    AllReduce performance (S23), and what was and was not checked."""
     cat = get_catalog(catalog)
     with progress(f"checking {fabric_file}"):
         fabric = load_fabric(fabric_file, cat)
-        findings = run_checks(CheckContext(fabric=fabric, catalog=cat))
-    summary = summarize(findings)
-    ran = sorted(all_checks())
-    not_checked = [
-        "device configs, host state and NCCL environment (verify: not available yet)",
-    ]
+        run = run_verify(fabric, cat, configs=configs, bundle=bundle, nccl_env=nccl_env)
     est: Estimate | None = None
     try:
         platform = platform_from_fabric(fabric, cat)
         # S23's baseline sweep: all_reduce_perf -b 128M -e 8G -f 2
         est = estimate(platform, "allreduce", sweep_sizes(128 << 20, 8 << 30, 2))
     except AifabricError as exc:
-        not_checked.append(f"expected collective performance ({exc})")
-    if fmt is OutputFormat.json:
-        emit_json(
-            {
-                "fabric": fabric.name,
-                "findings": [f.model_dump() for f in findings],
-                "summary": summary.model_dump(),
-                "estimate": est.to_json() if est else None,
-                "checks_run": ran,
-                "not_checked": not_checked,
-            }
-        )
-    else:
+        run.not_checked.append(f"expected collective performance ({exc})")
+    if fmt is ReportFormat.table:
         out_console.print(summary_table(fabric, fabric_capacity(fabric)))
-        if findings:
-            out_console.print(findings_table(findings))
+        if run.findings:
+            out_console.print(findings_table(run.findings))
         if est is not None:
             out_console.print(_estimate_text(est))
-        out_console.print(f"{summary_line(summary)} from {len(ran)} checks")
-        for item in not_checked:
-            err_console.print(f"not checked: {item}")
-    raise typer.Exit(exit_code_for(findings))
+        out_console.print(f"{summary_line(summarize(run.findings))} from {len(run.checks)} checks")
+        for item in run.not_checked:
+            err_console.print(f"not checked: {item}", markup=False, highlight=False)
+    else:
+        emit_report(run, fmt, name=fabric.name, extra={"estimate": est.to_json() if est else None})
+    raise typer.Exit(exit_code_for(run.findings))
 
 
 def _estimate_text(est: Estimate) -> str:

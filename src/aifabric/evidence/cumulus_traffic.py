@@ -42,7 +42,14 @@ from aifabric.evidence.sonic_config import (
     parse_id_list,
 )
 
-__all__ = ["PortGroup", "TrafficConfSetting", "parse_cumulus_traffic_conf"]
+__all__ = [
+    "PortGroup",
+    "TrafficConfSetting",
+    "parse_cumulus_traffic_conf",
+    "text_bool",
+    "text_float",
+    "text_int",
+]
 
 _KV_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*(.*?)\s*$")
 _COS_SRC_RE = re.compile(
@@ -205,8 +212,8 @@ def _groups(
                     # no port_group_list in the capture (an excerpt): whether switchd uses it
                     # is unknown, not False
                     enabled=(name in listed) if list_key in kv else None,
-                    rx_enabled=_bool(settings.get("rx_enable")),
-                    tx_enabled=_bool(settings.get("tx_enable")),
+                    rx_enabled=text_bool(settings.get("rx_enable")),
+                    tx_enabled=text_bool(settings.get("tx_enable")),
                     internal_cos=True,
                 )
             )
@@ -218,32 +225,32 @@ def _groups(
                         scope=scope,
                         queue=q,
                         profile=name,
-                        min_bytes=_int(settings.get("min_threshold_bytes")),
-                        max_bytes=_int(settings.get("max_threshold_bytes")),
+                        min_bytes=text_int(settings.get("min_threshold_bytes")),
+                        max_bytes=text_int(settings.get("max_threshold_bytes")),
                         min_raw=settings.get("min_threshold_bytes"),
                         max_raw=settings.get("max_threshold_bytes"),
-                        probability_pct=_float(settings.get("probability")),
-                        mode="ecn" if _bool(settings.get("ecn_enable")) else "red",
-                        ecn_enabled=_bool(settings.get("ecn_enable")),
+                        probability_pct=text_float(settings.get("probability")),
+                        mode="ecn" if text_bool(settings.get("ecn_enable")) else "red",
+                        ecn_enabled=text_bool(settings.get("ecn_enable")),
                         extra={"queue_is": "internal-cos", "listed": str(name in listed).lower()},
                     )
                 )
 
 
-def _bool(v: str | None) -> bool | None:
+def text_bool(v: str | None) -> bool | None:
     if v is None:
         return None
     return v.strip().lower() in ("true", "1", "yes", "on")
 
 
-def _int(v: str | None) -> int | None:
+def text_int(v: str | None) -> int | None:
     try:
         return int(v) if v is not None else None
     except ValueError:
         return None
 
 
-def _float(v: str | None) -> float | None:
+def text_float(v: str | None) -> float | None:
     try:
         return float(v) if v is not None else None
     except ValueError:

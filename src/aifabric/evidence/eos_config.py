@@ -4,10 +4,11 @@ Read: global ``qos map dscp <list> to traffic-class N [drop-precedence D]`` (one
 named ``global``), ``qos map cos|traffic-class ... to traffic-class|dscp|cos|tx-queue N``
 (``tc-map``), ``qos rewrite dscp|cos`` and other global ``qos ...`` lines (``qos-setting``),
 ``platform sand qos map traffic-class N to network-qos M`` (``tc-map`` ``tc-to-network-qos``),
-``priority-flow-control pause watchdog ...`` (global and per port/profile); ``interface`` and
+``priority-flow-control pause watchdog ...`` (global and per port/profile), global
+``priority-flow-control all off`` (``qos-setting``); ``interface`` and
 ``qos profile`` blocks with ``mtu``, ``speed``, ``qos trust dscp|cos``, ``qos dscp|cos N``,
 ``priority-flow-control on`` / ``mode on`` / ``no priority-flow-control`` / ``priority N
-no-drop|drop``, ``service-profile``,
+no-drop|drop``, ``service-profile``, ``channel-group N`` and ``dcbx mode M`` (in ``maps``),
 ``service-policy type qos input``, and ``tx-queue`` / ``uc-tx-queue`` / ``mc-tx-queue`` blocks with
 ``random-detect ecn minimum-threshold X <unit> maximum-threshold Y <unit>
 [max-mark-probability P] [weight W]`` (units bytes/kbytes/mbytes → bytes; segments and
@@ -195,6 +196,10 @@ def parse_eos_config(text: str) -> ParseResult:
                 _qos_map(stripped, lineno, result, dscp, dscp_lines, tc_maps)
             elif stripped.startswith("priority-flow-control pause watchdog"):
                 rec(_watchdog(stripped, lineno, "global", None))
+            elif stripped.startswith("priority-flow-control all "):
+                value = stripped.split(None, 2)[2]
+                rec(QosSetting(line=lineno, scope="global", key="priority-flow-control all",
+                               value=value))  # fmt: skip
             elif stripped.startswith(("qos rewrite", "qos trust", "qos random-detect")):
                 key, _, value = stripped.partition(" ")[2].partition(" ")
                 rec(QosSetting(line=lineno, scope="global", key=f"qos {key}", value=value))
@@ -370,6 +375,12 @@ def _block_line(b: _Block, s: str, indent: int, lineno: int, result: ParseResult
         return
     if s.startswith("service-profile "):
         b.maps["service-profile"] = s.split(None, 1)[1]
+        return
+    if s.startswith("channel-group "):
+        b.maps["channel-group"] = s.split()[1]
+        return
+    if s.startswith("dcbx mode "):
+        b.maps["dcbx"] = s.split(None, 2)[2]
         return
     if s.startswith("service-policy "):
         parts = s.split()

@@ -11,7 +11,10 @@ paths. Columns are sliced at the positions of the header/dash line, so empty cel
 with single spaces (``strict priority``, ``15.16 MB``) survive; ``-`` cells mean "none"
 (``pfc-priority  -`` in the lossy modes → PFC disabled). Tables end at a blank (or one-space)
 line or where the next ``====`` title starts (5.14 prints them with no blank line between);
-5.0's ``description`` column and top-level ``cable-length`` are handled.
+5.0's ``description`` column and top-level ``cable-length`` are handled. ``nv set`` / ``nv
+unset`` command lines become :class:`NvueSet` (their words; ``aifabric.dialects.nvue`` gives them
+meaning) plus ``mtu`` for ``nv set interface <ports> link mtu N``; ``nv config apply`` is
+skipped; ``nv show int X link`` (abbreviated ``int``) scopes its ``mtu`` row to port ``X``.
 
 Normalised view: ``congestion-control`` min/max-threshold/probability/congestion-mode → ``ecn``
 (KB/MB binary, as NVUE prints them); ``pfc`` ``pfc-priority`` / ``switch-priority`` with rx/tx →
@@ -48,7 +51,7 @@ from aifabric.evidence.sonic_config import (
     size_to_bytes,
 )
 
-__all__ = ["NvueCounter", "NvueTableRow", "parse_nvue"]
+__all__ = ["NvueCounter", "NvueSet", "NvueTableRow", "parse_nvue"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -73,8 +76,20 @@ class NvueTableRow(Record):
     cells: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(slots=True, kw_only=True)
+class NvueSet(Record):
+    """One ``nv set`` / ``nv unset`` command, its words after ``set`` (``qos roce mode lossy``
+    → ``("qos", "roce", "mode", "lossy")``); the dialect interpreter gives them meaning."""
+
+    record_type: ClassVar[str] = "nvue-set"
+    words: tuple[str, ...]
+    unset: bool = False
+
+
 _CMD_RE = re.compile(r"(?:^|\$\s*)nv (?:show|config show)\b(?P<args>.*)$")
-_IFACE_RE = re.compile(r"\binterface (\S+)")
+_SET_RE = re.compile(r"(?:^|\$\s*)nv (?P<verb>set|unset) (?P<args>.+?)\s*$")
+_APPLY_RE = re.compile(r"(?:^|\$\s*)nv config (?:apply|save|diff)\b")
+_IFACE_RE = re.compile(r"\bint(?:erface)? (\S+)")
 _VALUE_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(Bytes|B|KB|MB|GB|TB)?$")
 
 
@@ -82,6 +97,8 @@ def _detect(text: str) -> float:
     head = text[:200_000]
     if "nv show " in head or "RoCE PCP/DSCP->SP" in head or "nv config show" in head:
         return 0.95
+    if re.search(r"(?:^|\$\s*)nv (?:set|unset) \S", head, re.MULTILINE):
+        return 0.9
     if "congestion-control" in head and ("operational" in head or "roce" in head):
         return 0.9
     if "qos:" in head and "roce:" in head:
@@ -103,7 +120,7 @@ def _bytes_of(raw: str) -> tuple[float | None, int | None]:
 @register(
     "nvue",
     summary="Cumulus Linux NVUE 'nv show qos roce', 'nv show interface X qos roce ...', -o json, "
-    "'nv config show'",
+    "'nv config show', 'nv set' commands",
     detect=_detect,
     refs=("S11", "S12", "S13", "S14", "S18", "S22"),
 )
@@ -143,6 +160,14 @@ def _tables(text: str, result: ParseResult) -> None:
     n = len(lines)
     while i < n:
         line = lines[i].rstrip()
+        sm = _SET_RE.search(line)
+        if sm is not None:
+            _set_command(sm.group("verb") == "unset", sm.group("args"), i + 1, result)
+            i += 1
+            continue
+        if _APPLY_RE.search(line):
+            i += 1
+            continue
         cm = _CMD_RE.search(line)
         if cm is not None:
             args = cm.group("args")
@@ -160,6 +185,19 @@ def _tables(text: str, result: ParseResult) -> None:
             continue
         i += 1
     _derive(values, scope, result)
+
+
+def _set_command(unset: bool, args: str, line: int, result: ParseResult) -> None:
+    """``nv set interface swp1 link mtu 1500`` → :class:`NvueSet` (and :class:`Mtu`)."""
+    words = tuple(args.split())
+    result.records.append(NvueSet(line=line, words=words, unset=unset))
+    if not unset and len(words) == 5 and words[0] == "interface" and words[2:4] == ("link", "mtu"):
+        try:
+            mtu = int(words[4])
+        except ValueError:
+            result.warn(line, "mtu: expected an integer", words[4])
+            return
+        result.records.append(Mtu(line=line, scope=words[1], port=words[1], mtu_bytes=mtu))
 
 
 def _col_of(header: str, name: str, starts: list[int]) -> int | None:
@@ -355,8 +393,11 @@ def _derive(values: dict[str, tuple[str, str, int]], scope: str, result: ParseRe
             )
         )
     for path, (op, ap, ln) in values.items():
-        if path.endswith("link.mtu") or path.endswith(".mtu"):
-            port = path.split(".")[1] if path.startswith("interface.") else None
+        if path == "mtu" or path.endswith(".mtu"):
+            if path.startswith("interface."):
+                port: str | None = path.split(".")[1]
+            else:
+                port = None if scope == "qos" else scope
             try:
                 rec(Mtu(line=ln, scope=port or scope, port=port, mtu_bytes=int(op or ap)))
             except ValueError:

@@ -8,7 +8,8 @@ percent N``, ``priority level 1``, ``random-detect minimum-threshold 150 kbytes
 maximum-threshold 3000 kbytes drop-probability 7 weight 0 ecn``) → ``system qos``
 (``service-policy type ...``) and interfaces (``priority-flow-control mode on|auto|off
 [send-tlv]``, ``priority-flow-control watch-dog-interval on``, ``mtu``, ``service-policy type
-qos input``). Each ``policy-map type qos`` becomes one ``dscp-map`` (DSCP → qos-group) built from
+qos input [no-stats]``, ``channel-group N``: the last two in the ``port-qos`` ``maps``).
+Each ``policy-map type qos`` becomes one ``dscp-map`` (DSCP → qos-group) built from
 its classes' DSCP matches (``tc-map`` ``cos-to-qos-group`` for CoS matches); the queue number
 of a queuing/network-qos class comes from its system class name (``c-out-8q-q3`` → 3,
 ``c-8q-nq3`` → 3, ``*-default`` → 0) or, for a user class, from ``match qos-group N`` in its
@@ -384,10 +385,15 @@ def _port_line(c: _Ctx, s: str, lineno: int, result: ParseResult) -> None:
     port = c.name if c.kind == "interface" else None
     if s.startswith("service-policy "):
         parts = s.split()
+        if parts[-1] == "no-stats":
+            parts = parts[:-1]
         if len(parts) >= 3:
             c.maps[" ".join(parts[1:-1])] = parts[-1]
         return
     if c.kind != "interface":
+        return
+    if s.startswith("channel-group "):
+        c.maps["channel-group"] = s.split()[1]
         return
     if s.startswith("mtu "):
         try:

@@ -59,6 +59,8 @@ FAMILY_MODULES: tuple[str, ...] = (
     "nvue",
     "cumulus_traffic",
     "switch_counters",
+    "host_roce",
+    "nccl_env",
 )
 """The family modules under ``aifabric.evidence``, in tie-break order."""
 

@@ -30,6 +30,7 @@ __all__ = [
     "framing_efficiency",
     "nic_goodput",
     "pcie_effective",
+    "pfc_headroom",
     "rdma_mtu",
 ]
 
@@ -221,3 +222,58 @@ def nic_goodput(
         vlan,
     )
     return NicPath(raw * eta, limit, wire, inputs)
+
+
+# PFC headroom (perf-model-and-limits.md §6.2, IEEE 802.1Qbb derivation as in Cisco's PFC white
+# paper): upper-bound response delay and interface delay in bit times by port speed. No 400G
+# interface delay is published; the 100G figure is used above 100G (it lands the 400G total in
+# the 130-160 KB the reference plans for).
+_PFC_RESPONSE_BT: tuple[tuple[float, int], ...] = ((10, 30_720), (100, 201_728), (400, 463_360))
+_PFC_INTERFACE_BT: tuple[tuple[float, int], ...] = ((100, 122_880),)
+PAUSE_FRAME_WIRE_BYTES = 84
+"""A PAUSE frame on the wire: 64 bytes + 20 of preamble and inter-frame gap."""
+FIBRE_NS_PER_M = 5.0
+"""Propagation delay in fibre (and, within 5%, twinax), ns per metre."""
+
+
+def _bit_times(table: tuple[tuple[float, int], ...], speed_gbps: float) -> int:
+    for speed, bt in table:
+        if speed_gbps <= speed:
+            return bt
+    return table[-1][1]
+
+
+def pfc_headroom(speed_gbps: float, cable_m: float, frame_bytes: int = 9216) -> Explained:
+    """Headroom a lossless priority needs per ingress port after XOFF, in bytes.
+
+    ``H = 2·MTU + PAUSE + 2·(cable + interface)·rate/8 + response·rate/8`` with the IEEE upper
+    bounds for the response and interface delays. 100 m at 100G with 9216-byte frames gives
+    ~85 KiB, 400G ~157 KB (§6.2). ``inputs`` also holds ``minimum_bytes``: the part no silicon
+    can avoid (two frames, the PAUSE frame and the cable round trip), below which frames are
+    certainly dropped.
+    """
+    rate_bytes_per_ns = speed_gbps / 8.0
+    cable = 2 * cable_m * FIBRE_NS_PER_M * rate_bytes_per_ns
+    iface = 2 * _bit_times(_PFC_INTERFACE_BT, speed_gbps) / 8 if speed_gbps >= 100 else 0.0
+    response = _bit_times(_PFC_RESPONSE_BT, speed_gbps) / 8
+    minimum = 2 * frame_bytes + PAUSE_FRAME_WIRE_BYTES + cable
+    total = minimum + iface + response
+    return Explained.fast(
+        quantity="PFC headroom per lossless priority",
+        value=round(total),
+        unit="bytes",
+        formula="2*MTU + PAUSE + 2*(cable + interface)*rate/8 + response*rate/8",
+        inputs={
+            "speed_gbps": speed_gbps,
+            "cable_m": cable_m,
+            "frame_bytes": frame_bytes,
+            "cable_round_trip_bytes": round(cable),
+            "interface_delay_bytes": round(iface),
+            "response_delay_bytes": round(response),
+            "minimum_bytes": round(minimum),
+        },
+        sources=[
+            "IEEE 802.1Qbb headroom derivation (Cisco PFC white paper), "
+            "perf-model-and-limits.md §6.2"
+        ],
+    )

@@ -1,0 +1,98 @@
+"""Host state of a GPU server → :class:`ObservedDevice` (role ``host``).
+
+Reads what a server says about its RoCE ports, from any of these captures (evidence kinds):
+
+* ``mlnx-qos``: trust state (``pcp``/``dscp``), PFC-enabled priorities, the DSCP→priority map
+  the NIC uses to pick the priority of outgoing RoCE, TC schedulers (``strict`` for CNP).
+* ``ip-link``: interface MTUs (the host MTU the path must carry, S11).
+* ``ibv-devinfo``: ``active_mtu`` (the RDMA MTU, an IB MTU ≤ 4096) and ``link_layer``
+  (``Ethernet`` for RoCE, ``InfiniBand``) per device and port (S15: NCCL_IB_HCA).
+* ``rdma-traffic-class`` / ``cma-roce-tos`` (sysfs ``tc/<port>/traffic_class``, rdma_cm
+  ``default_roce_tos``): the ToS byte RoCE traffic is sent with; its DSCP is ``tos >> 2`` (S14).
+
+Each interface becomes a port view keyed by its name (``ens1f0np0``, ``mlx5_0``); values every
+interface shares become the host's defaults (:meth:`ObservedDevice.settle_defaults`), which is
+what a fabric link end (``nic0``) is judged by when names differ between the fabric file and the
+host.
+"""
+
+from __future__ import annotations
+
+from aifabric.dialects.observed import ObservedDevice, PortView, Src, Val
+from aifabric.evidence.base import ParseResult, Record
+
+__all__ = ["HOST_KINDS", "interpret"]
+
+HOST_KINDS = frozenset(
+    {"mlnx-qos", "ip-link", "ibv-devinfo", "rdma-traffic-class", "cma-roce-tos", "show-gids"}
+)
+"""Evidence kinds a host directory may hold (others are skipped and reported)."""
+
+
+def interpret(
+    results: list[tuple[str, ParseResult]], *, name: str, dev: ObservedDevice | None = None
+) -> ObservedDevice:
+    """Fold ``(file, parsed capture)`` pairs of one server into its observed model."""
+    if dev is None:
+        dev = ObservedDevice(name=name, role="host", dialect="host")
+    for file, result in results:
+        dev.files.append(file)
+        for rec in result.records:
+            _apply(dev, file, result.kind, rec)
+    dev.settle_defaults()
+    return dev
+
+
+def _port(dev: ObservedDevice, name: str) -> PortView:
+    if name not in dev.ports:
+        dev.ports[name] = PortView(port=name)
+    return dev.ports[name]
+
+
+def _apply(dev: ObservedDevice, file: str, kind: str, rec: Record) -> None:
+    rtype = rec.record_type
+    line = rec.line
+    if rtype == "mlnx_qos":
+        iface = getattr(rec, "interface", None) or "nic"
+        v = _port(dev, iface)
+        trust = getattr(rec, "trust", None)
+        if trust:
+            v.trust = Val(str(trust).lower(), Src(file, line, f"Priority trust state: {trust}"))
+        pfc = getattr(rec, "pfc_enabled_priorities", None)
+        listed = getattr(rec, "pfc_priorities_listed", None)
+        if pfc is not None and (pfc or listed):
+            v.pfc_priorities = Val(tuple(sorted(pfc)), Src(file, line, "PFC configuration"))
+        d2p = getattr(rec, "dscp_to_priority", None)
+        if d2p:
+            v.dscp_to_tc = Val(dict(d2p), Src(file, line, "dscp2prio mapping"))
+        for tc in getattr(rec, "tcs", []) or []:
+            if tc.tsa:
+                kind_ = "strict" if tc.tsa.lower() == "strict" else tc.tsa.lower()
+                for prio in tc.priorities:
+                    dev.schedulers.setdefault(prio, Val(kind_, Src(file, tc.line, f"tc: {tc.tc}")))
+    elif rtype == "ip_link":
+        mtu = getattr(rec, "mtu_bytes", None)
+        iface = getattr(rec, "name", None)
+        if mtu is not None and iface and iface != "lo":
+            val = Val(int(mtu), Src(file, line, f"{iface}: mtu {mtu}"))
+            dev.host_interfaces[iface] = val
+            if getattr(rec, "link_type", None) in (None, "ether"):
+                _port(dev, iface).mtu_bytes = val
+    elif rtype == "ibv_port":
+        hca = getattr(rec, "hca_id", "?")
+        port = getattr(rec, "port", 1)
+        mtu = getattr(rec, "active_mtu_bytes", None)
+        if mtu is not None:
+            dev.rdma_mtu[f"{hca}:{port}"] = Val(int(mtu), Src(file, line, f"active_mtu: {mtu}"))
+        ll = getattr(rec, "link_layer", None)
+        if ll:
+            layer = Val(str(ll), Src(file, line, f"link_layer: {ll}"))
+            dev.link_layers[f"{hca}:{port}"] = layer
+            dev.link_layers.setdefault(hca, layer)
+    elif kind in ("rdma-traffic-class", "cma-roce-tos"):
+        dscp = getattr(rec, "dscp", None)
+        if isinstance(dscp, int):
+            tos = getattr(rec, "tos", None)
+            where = getattr(rec, "device", None) or kind
+            text = f"{where}: ToS {tos} = DSCP {dscp}" if tos is not None else f"DSCP {dscp}"
+            dev.host_dscp.append(Val(dscp, Src(file, line, text)))
