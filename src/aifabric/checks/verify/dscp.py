@@ -177,7 +177,8 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
         yield meta.finding(
             target=g.target(),
             message=(
-                f"{dname}: RoCE DSCP {dscp} reaches TC {tc}, but PFC is on {fmt_set(pfc)} only"
+                f"{dname}: RoCE DSCP {dscp} reaches TC {tc}, but PFC is on "
+                + (f"{fmt_set(pfc)} only" if pfc else "no priority")
             ),
             expected=[tc],
             actual=list(pfc),
@@ -201,8 +202,7 @@ def cnp_priority(ctx: CheckContext) -> Iterator[Finding]:
             continue
         queue = v.queue_of_tc(tc)
         sched = dev.schedulers.get(queue)
-        roce_tc = v.tc_of_dscp(qos.roce_dscp)
-        if tc == roce_tc:
+        if tc == qos.roce_priority:
             groups[(dev.name, tc, "shares the RoCE class")].add(label, evidence_of(v.dscp_to_tc))
         elif sched is not None and sched.value != "strict":
             groups[(dev.name, tc, f"queue {queue} is {sched.value}")].add(
@@ -249,11 +249,11 @@ def queue_count(ctx: CheckContext) -> Iterator[Finding]:
         v = dev.defaults
         if v.dscp_to_tc is None:
             continue
-        tcs = sorted(set(v.dscp_to_tc.value.values()))
+        tcs = sorted({v.queue_of_tc(tc) for tc in v.dscp_to_tc.value.values()})
         if len(tcs) > 3:
             yield meta.finding(
                 target=dev.name,
-                message=f"{dev.name}: its DSCP map uses {len(tcs)} classes ({fmt_set(tcs)})",
+                message=f"{dev.name}: its DSCP map feeds {len(tcs)} queues ({fmt_set(tcs)})",
                 expected="at most 3",
                 actual=len(tcs),
                 evidence=evidence_of(v.dscp_to_tc),

@@ -198,15 +198,22 @@ def pfc_headroom_check(ctx: CheckContext) -> Iterator[Finding]:
         cable = e.link.length_m
         if cable is None and e.view.cable_length_m is not None:
             cable = e.view.cable_length_m.value
+        assumed = cable is None
         if cable is None:
-            cable = 5.0
-        need = pfc_headroom(speed, cable)
+            cable = 5.0  # a short DAC: the least that can be assumed
+        # the largest frame either end may send on this link: its MTU + 22 bytes of Ethernet
+        # header, VLAN tag and FCS
+        mtu = e.view.mtu_bytes.value if e.view.mtu_bytes is not None else e.link.mtu_bytes
+        need = pfc_headroom(speed, cable, max(mtu, e.link.mtu_bytes) + 22)
         minimum = int(need.inputs["minimum_bytes"])
         if h.value < minimum:
             key = (e.device.name, h.value, minimum)
             groups[key].add(str(e.end), evidence_of(h))
             detail[key] = (
-                f"{need.formula}: at {speed:g} Gb/s over {cable:g} m with 9216-byte frames the "
+                f"{need.formula}: at {speed:g} Gb/s over {cable:g} m"
+                + (" (length unknown: assumed)" if assumed else "")
+                + " with "
+                f"{need.inputs['frame_bytes']}-byte frames the "
                 f"unavoidable part (2 frames + PAUSE + cable round trip) is {minimum} bytes and "
                 f"the IEEE upper bound {need.value} bytes "
                 f"(cable {need.inputs['cable_round_trip_bytes']} B, interface "
