@@ -45,6 +45,28 @@ CASES: dict[str, str] = {
         def step():
             return {"findings": len(run_checks(CheckContext(fabric, cat)))}
     """,
+    "verify: all design+verify checks, examples/cluster-32k.yaml": """
+        fabric = load_fabric(ROOT_DIR / "examples" / "cluster-32k.yaml", cat)
+        # one leaf uplink at MTU 1500, so the MTU check counts the affected leaf pairs
+        i = next(i for i, ln in enumerate(fabric.links) if ln.kind == "fabric")
+        links = list(fabric.links)
+        links[i] = links[i].model_copy(update={"mtu_bytes": 1500})
+        fabric = fabric.model_copy(update={"links": tuple(links)})
+        fabric._index = None
+        def step():
+            f = run_checks(CheckContext(fabric, cat))
+            mtu = [x for x in f if x.check == "verify.mtu-path"]
+            dl = [x for x in f if x.check == "verify.pfc-deadlock"]
+            return {"links": len(fabric.links), "findings": len(f),
+                    "mtu": mtu[0].message.split("; ")[-1][:40] if mtu else "",
+                    "deadlock": dl[0].actual if dl else "none"}
+    """,
+    "verify: deadlock analysis alone, examples/cluster-32k.yaml": """
+        fabric = load_fabric(ROOT_DIR / "examples" / "cluster-32k.yaml", cat)
+        def step():
+            r = analyze_deadlocks(fabric)
+            return {"failures_with_cycle": r.failure_counts.get("stale-bounce", 0)}
+    """,
     "write+read JSON fabric file 32,768 GPUs": """
         fabric = design_fabric(DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400,
                                switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric
@@ -145,7 +167,9 @@ import json, resource, sys, time
 from pathlib import Path
 from aifabric.catalog import load_catalog
 from aifabric.checks import CheckContext, run_checks
-from aifabric.design import design_fabric
+from aifabric.design import design_fabric, load_fabric
+from aifabric.topology.deadlock import analyze_deadlocks
+ROOT_DIR = Path(sys.argv[3])
 from aifabric.model import DesignSpec, read_document, write_fabric
 from aifabric.topology.graph import fabric_graph
 from aifabric.evidence import parse_text

@@ -79,7 +79,7 @@ def leaf_pair_mtu(fabric: Fabric, bad: set[int]) -> PairCount:
     of the same pod (sharing spines) is hit when either leaf has a bad host link or uplink to
     its spines (``bad2``); a pair of different pods of one plane is hit when either has a bad
     link anywhere in its up-cone to the super-spines (``bad3``). Counting per pod and plane is
-    O(leaves + links) for the 1,048,576 leaf pairs of the 32,768-GPU example:
+    O(leaves + links) for the 523,776 leaf pairs of the 32,768-GPU example:
 
     ``same-pod bad = C(n,2) - C(n - b2,2)``; ``cross-pod bad = cross - (C(g3,2) - Σ C(g3_pod,2))``
     with ``g3`` the leaves without ``bad3``. Leaves of different planes share no path.
