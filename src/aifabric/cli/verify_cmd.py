@@ -29,6 +29,7 @@ from aifabric.cli.common import (
 from aifabric.design import load_fabric
 from aifabric.dialects.load import load_observed
 from aifabric.dialects.observed import Observed
+from aifabric.errors import InputError
 from aifabric.findings import Finding, exit_code_for, summarize
 from aifabric.model import Fabric
 
@@ -80,6 +81,14 @@ NcclEnvOpt = Annotated[
     Path | None,
     typer.Option("--nccl-env", help="NCCL environment file (KEY=VALUE lines)", show_default=False),
 ]
+
+
+NO_FABRIC = (
+    "no fabric file: configs judged against the default lossless intent (RoCE DSCP 26 -> "
+    "TC 3, PFC on 3 only, CNP DSCP 48 -> TC 6 strict, ECN 150 KB/1.5 MB, host MTU 9000), "
+    "every port with lossless QoS taken as a RoCE port; links, paths, deadlock and design "
+    "not checked"
+)
 
 
 @dataclass
@@ -142,7 +151,7 @@ def _not_checked(
         return out
     known = {s.name for s in fabric.switches} | {s.name for s in fabric.servers}
     stray = sorted(d for d in obs.devices if d not in known)
-    if stray:
+    if stray and known:
         out.append(
             f"{len(stray)} config(s) name no fabric device ({', '.join(stray[:4])}"
             f"{' ...' if len(stray) > 4 else ''}): checked device-wide, not per link"
@@ -211,8 +220,13 @@ def emit_report(
 
 def verify(
     fabric_file: Annotated[
-        Path, typer.Argument(help="fabric file (YAML/JSON) or design document", show_default=False)
-    ],
+        Path | None,
+        typer.Argument(
+            help="fabric file (YAML/JSON) or design document; without one, configs are judged "
+            "against the default lossless intent",
+            show_default=False,
+        ),
+    ] = None,
     configs: ConfigsOpt = None,
     bundle: BundleOpt = None,
     nccl_env: NcclEnvOpt = None,
@@ -221,8 +235,18 @@ def verify(
 ) -> None:
     """Verify lossless configuration: intent, device configs, host state, NCCL env (S11-S21)."""
     cat = get_catalog(catalog)
-    with progress(f"verifying {fabric_file}"):
-        fabric = load_fabric(fabric_file, cat)
+    if fabric_file is None and configs is None and bundle is None and nccl_env is None:
+        raise InputError(
+            "nothing to verify: give a fabric file and/or --configs DIR, --bundle DIR, "
+            "--nccl-env FILE"
+        )
+    with progress(f"verifying {fabric_file or configs or bundle or nccl_env}"):
+        if fabric_file is not None:
+            fabric = load_fabric(fabric_file, cat)
+        else:
+            fabric = Fabric(name="(no fabric file)")
         run = run_verify(fabric, cat, configs=configs, bundle=bundle, nccl_env=nccl_env)
+        if fabric_file is None:
+            run.not_checked.insert(0, NO_FABRIC)
     emit_report(run, fmt, name=fabric.name, fabric_file=fabric_file)
     raise typer.Exit(exit_code_for(run.findings))

@@ -85,3 +85,26 @@ def test_unreadable_file_in_configs_is_skipped_not_fatal(tmp_path: Path) -> None
     assert res.code == 1
     doc = res.json()
     assert any(line.startswith("configs") or "notes.bin" in line for line in doc["not_checked"])
+
+
+def test_verify_configs_without_a_fabric_file() -> None:
+    """contracts.md: verify works with any subset of its inputs."""
+    res = run_cli("verify", "--configs", str(DSCP26 / "configs"), "-F", "json")
+    assert res.code == 1
+    doc = res.json()
+    chain = [f for f in doc["findings"] if f["check"] == "verify.dscp-chain"]
+    assert chain and "DSCP 26 is mapped to TC 1" in chain[0]["message"]
+    assert doc["not_checked"][0].startswith("no fabric file")
+
+
+def test_verify_nccl_env_alone() -> None:
+    env = FIX / "nccl-env-seed-ib-enable" / "nccl.env"
+    res = run_cli("verify", "--nccl-env", str(env), "-F", "json")
+    assert res.code == 1
+    assert any("NCCL_IB_ENABLE" in f["message"] for f in res.json()["findings"])
+
+
+def test_verify_with_nothing_is_exit_2() -> None:
+    res = run_cli("verify")
+    assert res.code == 2
+    assert "nothing to verify" in res.err and "Traceback" not in res.err

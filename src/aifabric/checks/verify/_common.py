@@ -130,3 +130,42 @@ def roce_dscps(fabric: Fabric, obs: Observed | None) -> dict[int, list[Marking]]
     for m in marks:
         out.setdefault(m.dscp, []).append(m)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class PortRef:
+    """A RoCE port of an observed device: a fabric link end (``link``/``end`` set), or, for a
+    device the fabric does not place on any RoCE link (no fabric file, or a config naming no
+    fabric device), each port its config puts under lossless QoS, else the device as a whole."""
+
+    device: ObservedDevice
+    label: str
+    view: PortView
+    link: Link | None = None
+    end: Endpoint | None = None
+
+    @property
+    def speed_gbps(self) -> float | None:
+        return self.link.speed_gbps if self.link is not None else self.view.speed_gbps
+
+
+def roce_ports(fabric: Fabric, obs: Observed | None) -> Iterator[PortRef]:
+    """Every RoCE port the observed state describes (see :class:`PortRef`)."""
+    if obs is None:
+        return
+    placed: set[str] = set()
+    for e in roce_ends(fabric, obs):
+        placed.add(e.device.name)
+        yield PortRef(e.device, str(e.end), e.view, e.link, e.end)
+    for dev in obs.devices.values():
+        if dev.name in placed:
+            continue
+        lossless = sorted(
+            p
+            for p, v in dev.ports.items()
+            if dev.role == "host" or v.pfc_priorities or v.dscp_to_tc or v.ecn
+        )
+        if not lossless:
+            yield PortRef(dev, dev.name, dev.defaults)
+        for port in lossless:
+            yield PortRef(dev, f"{dev.name}:{port}", dev.view(port))

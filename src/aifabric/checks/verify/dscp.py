@@ -22,7 +22,7 @@ from aifabric.checks.verify._common import (
     fmt_set,
     host_markings,
     roce_dscps,
-    roce_ends,
+    roce_ports,
 )
 from aifabric.dialects.observed import ObservedDevice, PortView
 from aifabric.findings import Finding
@@ -31,18 +31,10 @@ __all__: list[str] = []
 
 
 def _switch_views(ctx: CheckContext) -> Iterator[tuple[ObservedDevice, str, PortView]]:
-    """(switch, port label, view) of every RoCE port of observed switches; a switch the fabric
-    does not place on a RoCE link is judged by its device-wide settings."""
-    seen: set[str] = set()
-    for e in roce_ends(ctx.fabric, ctx.observed):
+    """(switch, port label, view) of every RoCE port of the observed switches."""
+    for e in roce_ports(ctx.fabric, ctx.observed):
         if e.device.role == "switch":
-            seen.add(e.device.name)
-            yield e.device, str(e.end), e.view
-    if ctx.observed is None:
-        return
-    for dev in ctx.observed.switches():
-        if dev.name not in seen:
-            yield dev, dev.name, dev.defaults
+            yield e.device, e.label, e.view
 
 
 @register("verify.dscp-chain")

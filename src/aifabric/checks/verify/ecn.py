@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from aifabric.checks.registry import CheckContext, metadata, register
-from aifabric.checks.verify._common import Group, roce_ends
+from aifabric.checks.verify._common import Group, roce_ports
 from aifabric.dialects.observed import EcnObs, ObservedDevice
 from aifabric.findings import Finding, Severity
 from aifabric.model import fabric_index
@@ -28,16 +28,18 @@ __all__ = ["reference_thresholds"]
 KB = 1024
 
 
-def reference_thresholds(speed_gbps: float, port_buffer_bytes: int | None) -> str:
-    """The published ECN thresholds next to each other, for one port speed."""
-    ns3 = speed_gbps / 25.0
+def reference_thresholds(speed_gbps: float | None, port_buffer_bytes: int | None) -> str:
+    """The published ECN thresholds next to each other, for one port speed (None: unknown)."""
     parts = [
         "NVIDIA lossless default 150 KB / 1500 KB",
         "SONiC AZURE_LOSSLESS 1024 KB / 2048 KB",
-        f"HPCC ns-3 scaled to {speed_gbps:g}G {100 * ns3:.0f} KB / {400 * ns3:.0f} KB",
-        "DCQCN paper 5 KB / 200 KB at 40G",
-        "seed S18 50 KB / 100 KB",
     ]
+    if speed_gbps:
+        ns3 = speed_gbps / 25.0
+        parts.append(f"HPCC ns-3 scaled to {speed_gbps:g}G {100 * ns3:.0f} KB / {400 * ns3:.0f} KB")
+    else:
+        parts.append("HPCC ns-3 100 KB / 400 KB at 25G up to 800 KB / 3200 KB at 400G")
+    parts += ["DCQCN paper 5 KB / 200 KB at 40G", "seed S18 50 KB / 100 KB"]
     if port_buffer_bytes:
         lo, hi = 0.3 * port_buffer_bytes / KB, 0.5 * port_buffer_bytes / KB
         parts.append(f"seed S13 30-50% of the port's buffer share: {lo:.0f}-{hi:.0f} KB")
@@ -73,16 +75,9 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
         return
     qos = fabric.qos
     groups: dict[tuple[str, str], Group] = defaultdict(Group)
-    details: dict[tuple[str, str], tuple[str, str, float]] = {}
+    details: dict[tuple[str, str], tuple[str, str, float | None]] = {}
     seen: set[str] = set()
-    ends = [
-        (e.device, str(e.end), e.view, e.link.speed_gbps) for e in roce_ends(fabric, ctx.observed)
-    ]
-    if ctx.observed is not None:
-        placed = {d.name for d, *_ in ends}
-        for dev in ctx.observed.switches():
-            if dev.name not in placed:
-                ends.append((dev, dev.name, dev.defaults, dev.defaults.speed_gbps or 400.0))
+    ends = [(e.device, e.label, e.view, e.speed_gbps) for e in roce_ports(fabric, ctx.observed)]
     for dev, label, v, speed in ends:
         if dev.role != "switch":
             continue
@@ -109,7 +104,7 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
         port_buf = None
         if ctx.observed is not None and dname in ctx.observed.devices:
             port_buf, _ = _port_buffer(ctx.observed.devices[dname], ctx)
-        severity: Severity | None = "error" if problem == "Kmin not below Kmax" else None
+        severity: Severity | None = _SEVERITY.get(problem)
         yield meta.finding(
             target=g.target(),
             severity=severity,
@@ -126,8 +121,8 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
                 + (f". Port buffer share from {buf_src}." if buf_src else ".")
             ),
             fix=(
-                f"mark ECN on the RoCE queue with Kmin < Kmax, e.g. NVIDIA's 150 KB / 1500 KB "
-                f"at {speed:g}G, tuned with the ECN-marked ratio under load (S22)"
+                "mark ECN on the RoCE queue with Kmin < Kmax, e.g. NVIDIA's 150 KB / 1500 KB, "
+                "tuned with the ECN-marked ratio under load (S22)"
             ),
         )
 
@@ -136,6 +131,14 @@ def _thresholds(m: EcnObs) -> str:
     lo = f"{m.kmin_bytes // KB} KB" if m.kmin_bytes is not None else (m.kmin_raw or "?")
     hi = f"{m.kmax_bytes // KB} KB" if m.kmax_bytes is not None else (m.kmax_raw or "?")
     return f" (Kmin {lo}, Kmax {hi})"
+
+
+_SEVERITY: dict[str, Severity] = {
+    "Kmin not below Kmax": "error",
+    # a shared buffer lets one congested port take more than its 1/N share (dynamic
+    # thresholds), so this is a note: the marking may start later than S13 intends
+    "Kmax above the port's buffer share": "info",
+}
 
 
 def _problem(m: EcnObs, port_buf: int | None) -> str | None:

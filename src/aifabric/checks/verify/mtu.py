@@ -19,7 +19,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from aifabric.checks.registry import CheckContext, metadata, register
-from aifabric.checks.verify._common import Group, RoceEnd, evidence_of, roce_ends, roce_links
+from aifabric.checks.verify._common import (
+    Group,
+    RoceEnd,
+    evidence_of,
+    roce_ends,
+    roce_links,
+    roce_ports,
+)
 from aifabric.findings import Finding
 from aifabric.model import SWITCH_ROLE_TIER, Fabric
 from aifabric.perf.hardware import rdma_mtu
@@ -143,6 +150,23 @@ def mtu_path(ctx: CheckContext) -> Iterator[Finding]:
     fabric = ctx.fabric
     hmtu = host_mtu(fabric)
     if hmtu is None:
+        # no host links in the fabric file: the hosts' own MTU, else S11's jumbo 9000
+        observed = (
+            Counter(
+                v.value
+                for d in ctx.observed.hosts()
+                for v in d.host_interfaces.values()
+                if v.value >= 1500
+            )
+            if ctx.observed is not None
+            else Counter()
+        )
+        hmtu = observed.most_common(1)[0][0] if observed else 9000
+        explain = _EXPLAIN_MTU.format(probe=hmtu - 28, mtu=hmtu) + (
+            f" The fabric file gives no host links; the host MTU {hmtu} is "
+            + ("the hosts' own." if observed else "assumed from S11 (jumbo frames, 9000).")
+        )
+        yield from _observed(ctx, hmtu, explain)
         return
     links = list(roce_links(fabric))
     explain = _EXPLAIN_MTU.format(probe=hmtu - 28, mtu=hmtu)
@@ -206,13 +230,14 @@ def _observed(ctx: CheckContext, hmtu: int, explain: str) -> Iterator[Finding]:
     per_link: dict[str, list[RoceEnd]] = defaultdict(list)
     for e in roce_ends(ctx.fabric, obs):
         per_link[e.link.name].append(e)
-        m = e.view.mtu_bytes
+    for ref in roce_ports(ctx.fabric, obs):
+        m = ref.view.mtu_bytes
         if m is None:
             continue
-        if e.device.role == "switch" and m.value < hmtu:
-            small[(e.device.name, m.value)].add(str(e.end), evidence_of(m))
-        elif e.device.role == "host" and m.value != hmtu:
-            host_small[(e.device.name, m.value)].add(str(e.end), evidence_of(m))
+        if ref.device.role == "switch" and m.value < hmtu:
+            small[(ref.device.name, m.value)].add(ref.label, evidence_of(m))
+        elif ref.device.role == "host" and m.value != hmtu:
+            host_small[(ref.device.name, m.value)].add(ref.label, evidence_of(m))
     bad_links = {
         i
         for i, ln in enumerate(ctx.fabric.links)

@@ -7,7 +7,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from aifabric.checks.registry import CheckContext, metadata, register
-from aifabric.checks.verify._common import Group, RoceEnd, evidence_of, fmt_set, roce_ends
+from aifabric.checks.verify._common import (
+    Group,
+    RoceEnd,
+    evidence_of,
+    fmt_set,
+    roce_ends,
+    roce_ports,
+)
 from aifabric.findings import Finding
 from aifabric.perf.hardware import pfc_headroom
 
@@ -27,13 +34,13 @@ def pfc_priorities(ctx: CheckContext) -> Iterator[Finding]:
     want = (qos.roce_priority,)
     groups: dict[tuple[str, tuple[int, ...]], Group] = defaultdict(Group)
     unknown: dict[str, Group] = defaultdict(Group)
-    for e in roce_ends(ctx.fabric, ctx.observed):
+    for e in roce_ports(ctx.fabric, ctx.observed):
         seen = e.view.pfc_priorities
         if seen is None:
-            unknown[e.device.name].add(str(e.end))
+            unknown[e.device.name].add(e.label)
             continue
         if tuple(sorted(seen.value)) != want:
-            groups[(e.device.name, tuple(sorted(seen.value)))].add(str(e.end), evidence_of(seen))
+            groups[(e.device.name, tuple(sorted(seen.value)))].add(e.label, evidence_of(seen))
     for (dev, prios), g in sorted(groups.items()):
         got = prios
         missing = qos.roce_priority not in got
@@ -154,14 +161,14 @@ def pfc_watchdog(ctx: CheckContext) -> Iterator[Finding]:
             fix="set qos.pfc_watchdog (enabled: true, detection 200 ms, restoration 200 ms)",
         )
     groups: dict[str, Group] = defaultdict(Group)
-    for e in roce_ends(ctx.fabric, ctx.observed):
+    for e in roce_ports(ctx.fabric, ctx.observed):
         if e.device.role != "switch" or e.view.pfc_priorities is None:
             continue
         if not e.view.pfc_priorities.value:
             continue
         wd = e.view.pfc_watchdog
         if wd is None or not wd.value:
-            groups[e.device.name].add(str(e.end), evidence_of(e.view.pfc_priorities, wd))
+            groups[e.device.name].add(e.label, evidence_of(e.view.pfc_priorities, wd))
     for dev, g in sorted(groups.items()):
         yield meta.finding(
             target=g.target(),
@@ -190,12 +197,12 @@ def pfc_headroom_check(ctx: CheckContext) -> Iterator[Finding]:
         return
     groups: dict[tuple[str, int, int], Group] = defaultdict(Group)
     detail: dict[tuple[str, int, int], str] = {}
-    for e in roce_ends(ctx.fabric, ctx.observed):
+    for e in roce_ports(ctx.fabric, ctx.observed):
         h = e.view.headroom_bytes
-        if e.device.role != "switch" or h is None:
+        speed = e.speed_gbps
+        if e.device.role != "switch" or h is None or speed is None:
             continue
-        speed = e.link.speed_gbps
-        cable = e.link.length_m
+        cable = e.link.length_m if e.link is not None else None
         if cable is None and e.view.cable_length_m is not None:
             cable = e.view.cable_length_m.value
         assumed = cable is None
@@ -203,12 +210,14 @@ def pfc_headroom_check(ctx: CheckContext) -> Iterator[Finding]:
             cable = 5.0  # a short DAC: the least that can be assumed
         # the largest frame either end may send on this link: its MTU + 22 bytes of Ethernet
         # header, VLAN tag and FCS
-        mtu = e.view.mtu_bytes.value if e.view.mtu_bytes is not None else e.link.mtu_bytes
-        need = pfc_headroom(speed, cable, max(mtu, e.link.mtu_bytes) + 22)
+        mtus = [e.view.mtu_bytes.value] if e.view.mtu_bytes is not None else []
+        if e.link is not None:
+            mtus.append(e.link.mtu_bytes)
+        need = pfc_headroom(speed, cable, max(mtus or [9216]) + 22)
         minimum = int(need.inputs["minimum_bytes"])
         if h.value < minimum:
             key = (e.device.name, h.value, minimum)
-            groups[key].add(str(e.end), evidence_of(h))
+            groups[key].add(e.label, evidence_of(h))
             detail[key] = (
                 f"{need.formula}: at {speed:g} Gb/s over {cable:g} m"
                 + (" (length unknown: assumed)" if assumed else "")
