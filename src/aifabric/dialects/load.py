@@ -127,7 +127,8 @@ def load_observed(
             head = path.read_text(encoding="utf-8", errors="replace")[:20000]
             name = _device_name(path, given, known, head)
             for w in result.warnings[:5]:
-                obs.skipped.append(f"{rel} line {w.line}: not read: {w.text[:80]}")
+                what = f"{w.message}: {w.text[:60]}" if w.text else w.message
+                obs.skipped.append(f"{rel} line {w.line}: {what}")
             if len(result.warnings) > 5:
                 obs.skipped.append(f"{rel}: {len(result.warnings) - 5} more unread lines")
             if result.kind in SWITCH_KINDS:
@@ -188,3 +189,4 @@ def _add(obs: Observed, dev: ObservedDevice) -> None:
     for q, s in dev.schedulers.items():
         old.schedulers.setdefault(q, s)
     old.buffer_bytes = old.buffer_bytes or dev.buffer_bytes
+    old.settle_defaults()

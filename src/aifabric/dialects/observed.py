@@ -166,6 +166,8 @@ class ObservedDevice:
     """Host: RDMA device (``mlx5_0`` or ``mlx5_0:1``) -> ``Ethernet`` or ``InfiniBand``."""
     notes: list[str] = field(default_factory=list)
     """What was read but could not be interpreted, one line each (reported as not checked)."""
+    typical: PortView | None = None
+    """Settings of a port the configs do not mention (see :meth:`settle_defaults`)."""
 
     def view(self, port: str | None) -> PortView:
         """Effective settings of ``port`` (vendor or neutral name): its own over the defaults."""
@@ -174,7 +176,7 @@ class ObservedDevice:
         name = self.neutral.get(port, port)
         own = self.ports.get(name)
         if own is None:
-            return self.defaults
+            return self.whole()
         return own.merged_over(self.defaults)
 
     def finish(self, to_neutral: Callable[[str], str | None]) -> ObservedDevice:
@@ -188,27 +190,44 @@ class ObservedDevice:
         return self
 
     def settle_defaults(self) -> None:
-        """Where the device states nothing device-wide but every port that states a setting
-        states the same value, take it as the default too, so a fabric port missing from a
-        partial dump is judged by what all the others say (MTU, PFC, trust + DSCP map)."""
+        """Compute :attr:`typical`: the device defaults, plus every setting that all the ports
+        stating it state alike (MTU, PFC, trust + DSCP map, ECN, PFC watchdog). A fabric port
+        the configs do not mention (a partial dump, a port named differently) is judged by it;
+        a port the configs do mention keeps what it states over the device defaults only."""
         views = list(self.ports.values())
-        if not views:
-            return
-        d = self.defaults
-        mtus = {v.mtu_bytes.value for v in views if v.mtu_bytes is not None}
-        if d.mtu_bytes is None and len(mtus) == 1:
-            d.mtu_bytes = next(v.mtu_bytes for v in views if v.mtu_bytes is not None)
-        pfcs = {v.pfc_priorities.value for v in views if v.pfc_priorities is not None}
-        if d.pfc_priorities is None and len(pfcs) == 1:
-            d.pfc_priorities = next(v.pfc_priorities for v in views if v.pfc_priorities)
-        maps = {tuple(sorted(v.dscp_to_tc.value.items())) for v in views if v.dscp_to_tc}
-        if d.dscp_to_tc is None and len(maps) == 1:
-            first = next(v for v in views if v.dscp_to_tc is not None)
-            d.dscp_to_tc, d.dscp_default_tc = first.dscp_to_tc, first.dscp_default_tc
-            d.trust = d.trust or first.trust
-        trusts = {v.trust.value for v in views if v.trust is not None}
-        if d.trust is None and len(trusts) == 1:
-            d.trust = next(v.trust for v in views if v.trust is not None)
+        t = PortView().merged_over(self.defaults)
+        if views:
+            mtus = {v.mtu_bytes.value for v in views if v.mtu_bytes is not None}
+            if t.mtu_bytes is None and len(mtus) == 1:
+                t.mtu_bytes = next(v.mtu_bytes for v in views if v.mtu_bytes is not None)
+            pfcs = {v.pfc_priorities.value for v in views if v.pfc_priorities is not None}
+            if t.pfc_priorities is None and len(pfcs) == 1:
+                t.pfc_priorities = next(v.pfc_priorities for v in views if v.pfc_priorities)
+            maps = {tuple(sorted(v.dscp_to_tc.value.items())) for v in views if v.dscp_to_tc}
+            if t.dscp_to_tc is None and len(maps) == 1:
+                first = next(v for v in views if v.dscp_to_tc is not None)
+                t.dscp_to_tc, t.dscp_default_tc = first.dscp_to_tc, first.dscp_default_tc
+                t.trust = t.trust or first.trust
+            trusts = {v.trust.value for v in views if v.trust is not None}
+            if t.trust is None and len(trusts) == 1:
+                t.trust = next(v.trust for v in views if v.trust is not None)
+            marks = {
+                tuple((m.queue, m.queues, m.kmin_bytes, m.kmax_bytes, m.enabled) for m in v.ecn)
+                for v in views
+                if v.ecn
+            }
+            if not t.ecn and len(marks) == 1:
+                t.ecn = list(next(v.ecn for v in views if v.ecn))
+            dogs = {v.pfc_watchdog.value for v in views if v.pfc_watchdog is not None}
+            pfc_ports = sum(1 for v in views if v.pfc_priorities and v.pfc_priorities.value)
+            stated = sum(1 for v in views if v.pfc_watchdog is not None)
+            if t.pfc_watchdog is None and len(dogs) == 1 and stated >= pfc_ports:
+                t.pfc_watchdog = next(v.pfc_watchdog for v in views if v.pfc_watchdog)
+        self.typical = t
+
+    def whole(self) -> PortView:
+        """The device as a whole: :attr:`typical` once settled, else its stated defaults."""
+        return self.typical if self.typical is not None else self.defaults
 
     def has_port(self, port: str) -> bool:
         """Whether the configs mention ``port`` (vendor or neutral name)."""

@@ -108,3 +108,29 @@ def test_verify_with_nothing_is_exit_2() -> None:
     res = run_cli("verify")
     assert res.code == 2
     assert "nothing to verify" in res.err and "Traceback" not in res.err
+
+
+def test_bundled_lossless_lab_example() -> None:
+    lab = Path(__file__).resolve().parents[3] / "examples" / "lossless-lab"
+    res = run_cli(
+        "verify",
+        str(lab / "fabric.yaml"),
+        "--configs",
+        str(lab / "configs"),
+        "--bundle",
+        str(lab / "bundle"),
+        "--nccl-env",
+        str(lab / "nccl.env"),
+        "-F",
+        "json",
+    )
+    assert res.code == 1
+    doc = res.json()
+    got = {(f["check"], f["target"].split(":")[0]) for f in doc["findings"]}
+    # SONiC's default map on leaf01; srv03's NIC pauses 0,2,6,7; four vendors read
+    assert ("verify.dscp-chain", "leaf01") in got
+    assert ("verify.pfc-priorities", "srv03") in got
+    assert not any(
+        f["check"] == "verify.dscp-chain" and "leaf02" in f["target"] for f in doc["findings"]
+    )
+    assert not any("switches have no config" in n for n in doc["not_checked"])

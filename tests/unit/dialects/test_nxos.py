@@ -113,7 +113,7 @@ def test_azure_local_disaggregated_tor1() -> None:
     for port, line in (("Ethernet1/49", 82), ("Ethernet1/50", 92)):
         m = mtu[port]
         assert m is not None and (m.value, m.src.line, m.src.default) == (1500, line, True)
-    assert dev.defaults.mtu_bytes is None  # ports disagree
+    assert dev.whole().mtu_bytes is None  # ports disagree
     assert any("AZS_SERVICES" in n and "does not define" in n for n in dev.notes)
     assert any("no-drop CoS is unknown" in n for n in dev.notes)
     assert dev.view("Ethernet15").port == "Ethernet1/15"
@@ -126,7 +126,7 @@ def test_azure_local_fully_converged_range() -> None:
         m = dev.ports[port].mtu_bytes
         assert m is not None and (m.value, m.src.line) == (9216, 32)
     assert {"Ethernet1", "Ethernet2", "Ethernet3"} <= set(dev.neutral)
-    assert dev.defaults.mtu_bytes is not None and dev.defaults.mtu_bytes.value == 9216
+    assert dev.whole().mtu_bytes is not None and dev.whole().mtu_bytes.value == 9216
     assert sum("AZS_SERVICES" in n for n in dev.notes) == 1
 
 

@@ -47,7 +47,7 @@ def test_fragment_without_maps_states_pfc_only() -> None:
     assert v.pfc_priorities.value == (0, 1)
     assert v.dscp_to_tc is None
     # the only port stating PFC sets the device default (a fabric port missing from the dump)
-    assert dev.defaults.pfc_priorities.value == (0, 1)
+    assert dev.whole().pfc_priorities.value == (0, 1)
 
 
 def test_headroom_and_cable_length() -> None:

@@ -166,6 +166,6 @@ def roce_ports(fabric: Fabric, obs: Observed | None) -> Iterator[PortRef]:
             if dev.role == "host" or v.pfc_priorities or v.dscp_to_tc or v.ecn
         )
         if not lossless:
-            yield PortRef(dev, dev.name, dev.defaults)
+            yield PortRef(dev, dev.name, dev.whole())
         for port in lossless:
             yield PortRef(dev, f"{dev.name}:{port}", dev.view(port))

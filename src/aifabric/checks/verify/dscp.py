@@ -238,7 +238,7 @@ def queue_count(ctx: CheckContext) -> Iterator[Finding]:
     if obs is None:
         return
     for dev in obs.switches():
-        v = dev.defaults
+        v = dev.whole()
         if v.dscp_to_tc is None:
             continue
         tcs = sorted({v.queue_of_tc(tc) for tc in v.dscp_to_tc.value.values()})

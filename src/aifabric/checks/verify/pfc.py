@@ -116,7 +116,9 @@ def pfc_symmetry(ctx: CheckContext) -> Iterator[Finding]:
             tuple(sorted(b.view.pfc_priorities.value)),
         )
         if pa != pb:
-            groups[(pa, pb)].add(name, evidence_of(a.view.pfc_priorities, b.view.pfc_priorities))
+            # one group per pair of settings, whichever end is a or b
+            key = (pa, pb) if (pa, pb) <= (pb, pa) else (pb, pa)
+            groups[key].add(name, evidence_of(a.view.pfc_priorities, b.view.pfc_priorities))
     for (pa, pb), g in sorted(groups.items()):
         only_a = sorted(set(pa) - set(pb))
         only_b = sorted(set(pb) - set(pa))
