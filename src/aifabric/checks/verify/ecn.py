@@ -134,7 +134,10 @@ def _thresholds(m: EcnObs) -> str:
 
 
 _SEVERITY: dict[str, Severity] = {
-    "Kmin not below Kmax": "error",
+    "Kmin above Kmax": "error",
+    # DCTCP-style single threshold K (Microsoft's Azure Local guidance uses 300 KB / 300 KB):
+    # valid, but DCQCN's rate control is tuned for a probability ramp between Kmin and Kmax
+    "Kmin equal to Kmax (step marking)": "info",
     # a shared buffer lets one congested port take more than its 1/N share (dynamic
     # thresholds), so this is a note: the marking may start later than S13 intends
     "Kmax above the port's buffer share": "info",
@@ -145,8 +148,10 @@ def _problem(m: EcnObs, port_buf: int | None) -> str | None:
     if m.enabled is False:
         return "WRED drops instead of ECN marking on the RoCE queue"
     lo, hi = m.kmin_bytes, m.kmax_bytes
-    if lo is not None and hi is not None and lo >= hi:
-        return "Kmin not below Kmax"
+    if lo is not None and hi is not None and lo > hi:
+        return "Kmin above Kmax"
+    if lo is not None and hi is not None and lo == hi:
+        return "Kmin equal to Kmax (step marking)"
     if hi is not None and port_buf is not None and hi > port_buf:
         return "Kmax above the port's buffer share"
     if lo is not None and lo < 2 * 9216:
