@@ -6,7 +6,8 @@ Layout (any mix; ``DIR`` is ``--configs`` or ``--bundle``):
 * ``DIR/<device>.<ext>``: one file per device, named after the fabric device (``leaf1.json``,
   ``spine2.cfg``, ``leaf3.running-config``: the name is the file name up to the first dot).
   When that is not a fabric device, the hostname the config states (EOS/NX-OS ``hostname``,
-  SONiC ``DEVICE_METADATA.localhost.hostname``) is tried.
+  SONiC ``DEVICE_METADATA.localhost.hostname``) is tried, then the longest device name the
+  file name starts with before a ``-`` or ``_`` (``leaf1-config_db.json``).
 * ``DIR/<device>/<files>``: several captures of one device (a switch's config, or a server's
   ``mlnx_qos``, ``ip link``, ``ibv_devinfo``, sysfs ``traffic_class``, ``default_roce_tos``,
   ``nccl.env`` ...), as a probe bundle stores them.
@@ -93,7 +94,9 @@ def _device_name(path: Path, given: str | None, known: set[str], text_head: str)
         m = pattern.search(text_head)
         if m and m.group(1) in known:
             return m.group(1)
-    return stem
+    # "leaf01-config_db", "leaf01_running": the longest device name the file name starts with
+    prefixed = [k for k in known if stem.startswith(k) and stem[len(k) : len(k) + 1] in "-_"]
+    return max(prefixed, key=len) if prefixed else stem
 
 
 def load_observed(
