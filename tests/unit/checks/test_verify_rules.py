@@ -106,7 +106,7 @@ def test_cnp_on_a_dwrr_queue_and_on_the_roce_class(fabric: Fabric) -> None:
     assert "shares the RoCE class" in f.message
     obs = _leaf(ecn=_ecn(150_000, 1_500_000), dscp_to_tc=Val({26: 3, 48: 0}, SRC))
     (f,) = _run(fabric, obs, "verify.cnp-priority")
-    assert "queue 0 is dwrr" in f.message
+    assert "queue 0 is scheduled dwrr, not strict" in f.message
 
 
 def test_trust_pcp_breaks_the_chain(fabric: Fabric) -> None:

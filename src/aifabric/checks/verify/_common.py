@@ -12,6 +12,7 @@ from aifabric.model import Endpoint, Fabric, Link, fabric_index
 __all__ = [
     "Group",
     "RoceEnd",
+    "dialect_of",
     "evidence_of",
     "fmt_set",
     "roce_ends",
@@ -55,6 +56,13 @@ def roce_ends(fabric: Fabric, obs: Observed | None) -> Iterator[RoceEnd]:
             if dev is None:
                 continue
             yield RoceEnd(link, end, dev, dev.view(end.port), dev.has_port(end.port))
+
+
+def dialect_of(obs: Observed | None, device: str) -> str:
+    """The dialect of an observed device (``""`` when unknown)."""
+    if obs is None or device not in obs.devices:
+        return ""
+    return obs.devices[device].dialect
 
 
 def evidence_of(*vals: Val[object] | None) -> list[str]:

@@ -18,13 +18,15 @@ from aifabric.checks.registry import CheckContext, metadata, register
 from aifabric.checks.verify._common import (
     Group,
     Marking,
+    dialect_of,
     evidence_of,
     fmt_set,
     host_markings,
     roce_dscps,
     roce_ports,
 )
-from aifabric.dialects.observed import ObservedDevice, PortView
+from aifabric.checks.verify._fixes import DIALECT_NAMES, fix_dscp_map, fix_pfc
+from aifabric.dialects.observed import Observed, ObservedDevice, PortView
 from aifabric.findings import Finding
 
 __all__: list[str] = []
@@ -35,6 +37,11 @@ def _switch_views(ctx: CheckContext) -> Iterator[tuple[ObservedDevice, str, Port
     for e in roce_ports(ctx.fabric, ctx.observed):
         if e.device.role == "switch":
             yield e.device, e.label, e.view
+
+
+def _vendor(obs: Observed | None, device: str) -> str:
+    name = DIALECT_NAMES.get(dialect_of(obs, device))
+    return f" ({name})" if name else ""
 
 
 @register("verify.dscp-chain")
@@ -147,7 +154,8 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
         yield meta.finding(
             target=g.target(),
             message=(
-                f"{dname}: RoCE DSCP {dscp} is mapped to TC {tc}, not the lossless TC {prio}: "
+                f"{dname}{_vendor(obs, dname)}: RoCE DSCP {dscp} is mapped to TC {tc}, not the "
+                f"lossless TC {prio}: "
                 f"RoCE is lossy on {g.count()} port(s)"
             ),
             expected=prio,
@@ -160,9 +168,10 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
                 "only DSCP 3 and 4 lossless and sends 26 to TC 1 (anchors.md §1.3)." + pfc_note
             ),
             fix=(
-                f"map DSCP {dscp} to TC {prio} on {dname} (SONiC: DSCP_TO_TC_MAP "
-                f'"{dscp}": "{prio}"; EOS: qos map dscp {dscp} to traffic-class {prio}) or mark '
-                "RoCE with a DSCP the switch already treats as lossless, on every host"
+                f"{dname}: "
+                + fix_dscp_map(dialect_of(obs, dname), dscp, prio)
+                + "; or mark RoCE on every host with a DSCP this switch already treats as "
+                "lossless"
             ),
         )
     for (dname, dscp, tc, pfc), g in sorted(lossy_pfc.items()):
@@ -176,7 +185,7 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
             actual=list(pfc),
             evidence=g.evidence,
             explanation="The class RoCE lands in is not paused: the chain breaks at PFC (S12).",
-            fix=f"enable PFC on priority {tc} on {g.target()}",
+            fix=f"{dname}: " + fix_pfc(dialect_of(obs, dname), tc),
         )
 
 
@@ -195,15 +204,15 @@ def cnp_priority(ctx: CheckContext) -> Iterator[Finding]:
         queue = v.queue_of_tc(tc)
         sched = dev.schedulers.get(queue)
         if tc == qos.roce_priority:
-            groups[(dev.name, tc, "shares the RoCE class")].add(label, evidence_of(v.dscp_to_tc))
+            groups[(dev.name, tc, "it shares the RoCE class")].add(label, evidence_of(v.dscp_to_tc))
         elif sched is not None and sched.value != "strict":
-            groups[(dev.name, tc, f"queue {queue} is {sched.value}")].add(
+            groups[(dev.name, tc, f"its queue {queue} is scheduled {sched.value}, not strict")].add(
                 label, evidence_of(v.dscp_to_tc, sched)
             )
     for (dname, tc, what), g in sorted(groups.items()):
         yield meta.finding(
             target=g.target(),
-            message=f"{dname}: CNP (DSCP {qos.cnp_dscp}) lands in TC {tc}, which {what}",
+            message=f"{dname}: CNP (DSCP {qos.cnp_dscp}) lands in TC {tc}; {what}",
             expected=f"TC {qos.cnp_priority}, strict priority",
             actual=f"TC {tc}, {what}",
             evidence=g.evidence,

@@ -18,7 +18,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from aifabric.checks.registry import CheckContext, metadata, register
-from aifabric.checks.verify._common import Group, roce_ports
+from aifabric.checks.verify._common import Group, dialect_of, roce_ports
+from aifabric.checks.verify._fixes import fix_ecn
 from aifabric.dialects.observed import EcnObs, ObservedDevice
 from aifabric.findings import Finding, Severity
 from aifabric.model import fabric_index
@@ -121,8 +122,9 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
                 + (f". Port buffer share from {buf_src}." if buf_src else ".")
             ),
             fix=(
-                "mark ECN on the RoCE queue with Kmin < Kmax, e.g. NVIDIA's 150 KB / 1500 KB, "
-                "tuned with the ECN-marked ratio under load (S22)"
+                f"{dname}: "
+                + fix_ecn(dialect_of(ctx.observed, dname), qos.roce_priority)
+                + " (NVIDIA's 150 KB / 1500 KB; tune with the ECN-marked ratio under load, S22)"
             ),
         )
 

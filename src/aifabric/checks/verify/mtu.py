@@ -22,11 +22,13 @@ from aifabric.checks.registry import CheckContext, metadata, register
 from aifabric.checks.verify._common import (
     Group,
     RoceEnd,
+    dialect_of,
     evidence_of,
     roce_ends,
     roce_links,
     roce_ports,
 )
+from aifabric.checks.verify._fixes import fix_mtu
 from aifabric.findings import Finding
 from aifabric.model import SWITCH_ROLE_TIER, Fabric
 from aifabric.perf.hardware import rdma_mtu
@@ -263,7 +265,9 @@ def _observed(ctx: CheckContext, hmtu: int, explain: str) -> Iterator[Finding]:
             actual=mtu,
             evidence=g.evidence,
             explanation=explain,
-            fix=f"set mtu 9216 on {g.target()} (switch MTU at least the host MTU {hmtu})",
+            fix=f"{dev}: "
+            + fix_mtu(dialect_of(ctx.observed, dev), 9216)
+            + f" on {g.target()} (switch MTU at least the host MTU {hmtu})",
         )
     for (dev, mtu), g in sorted(host_small.items()):
         yield meta.finding(
@@ -273,7 +277,7 @@ def _observed(ctx: CheckContext, hmtu: int, explain: str) -> Iterator[Finding]:
             actual=mtu,
             evidence=g.evidence,
             explanation=explain,
-            fix=f"ip link set dev <interface> mtu {hmtu} on {dev} (and persist it)",
+            fix=f"{dev}: " + fix_mtu("host", hmtu),
         )
     # a host interface larger than its switch port: the switch drops what the host sends
     for name, ends in sorted(per_link.items()):

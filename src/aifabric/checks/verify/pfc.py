@@ -10,11 +10,13 @@ from aifabric.checks.registry import CheckContext, metadata, register
 from aifabric.checks.verify._common import (
     Group,
     RoceEnd,
+    dialect_of,
     evidence_of,
     fmt_set,
     roce_ends,
     roce_ports,
 )
+from aifabric.checks.verify._fixes import fix_pfc, fix_watchdog
 from aifabric.findings import Finding
 from aifabric.perf.hardware import pfc_headroom
 
@@ -81,7 +83,7 @@ def pfc_priorities(ctx: CheckContext) -> Iterator[Finding]:
             actual=list(got),
             evidence=g.evidence,
             explanation=why,
-            fix=f"enable PFC on priority {qos.roce_priority} only on {dev} ({g.target()})",
+            fix=f"{dev}: " + fix_pfc(dialect_of(ctx.observed, dev), qos.roce_priority),
         )
     for dev, g in sorted(unknown.items()):
         if ctx.observed is not None and ctx.observed.devices[dev].role == "switch":
@@ -184,11 +186,7 @@ def pfc_watchdog(ctx: CheckContext) -> Iterator[Finding]:
                 "freeze). The watchdog detects a queue paused longer than its detection time "
                 "and drops its traffic until the pauses stop."
             ),
-            fix=(
-                f"enable the PFC watchdog on {g.target()} (SONiC: `pfcwd start --action drop "
-                "ports all detection-time 200 --restoration-time 200`; EOS: `priority-flow-"
-                "control pause watchdog`; NX-OS: `priority-flow-control watch-dog-interval on`)"
-            ),
+            fix=f"{dev}: " + fix_watchdog(dialect_of(ctx.observed, dev)),
         )
 
 
