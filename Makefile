@@ -35,6 +35,7 @@ examples: $(STAMP)
 docs: $(STAMP)
 	$(PY) scripts/gen_checks_doc.py > docs/checks.md
 	$(PY) scripts/gen_evidence_doc.py > docs/evidence.md
+	$(PY) scripts/gen_rules_doc.py > docs/diagnose.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -86,7 +86,12 @@ def test_public_surface_is_explicit(module: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("script", "page"), [("gen_checks_doc.py", "checks.md"), ("gen_evidence_doc.py", "evidence.md")]
+    ("script", "page"),
+    [
+        ("gen_checks_doc.py", "checks.md"),
+        ("gen_evidence_doc.py", "evidence.md"),
+        ("gen_rules_doc.py", "diagnose.md"),
+    ],
 )
 def test_generated_docs_are_current(script: str, page: str) -> None:
     out = subprocess.run(

@@ -11,6 +11,7 @@ import typer
 from aifabric import __version__
 from aifabric.cli.check_cmd import check
 from aifabric.cli.design_cmd import design
+from aifabric.cli.diagnose_cmd import diagnose_cmd
 from aifabric.cli.estimate_cmd import estimate_cmd
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
@@ -32,6 +33,7 @@ app.command("design")(design)
 app.command("show")(show)
 app.command("check")(check)
 app.command("verify")(verify)
+app.command("diagnose")(diagnose_cmd)
 app.command("parse")(parse)
 app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)

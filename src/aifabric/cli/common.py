@@ -107,8 +107,12 @@ def findings_table(findings: Iterable[Finding], *, title: str = "Findings") -> G
         text.append(f"{f.check}", style="bold")
         text.append(f"  {f.target}\n")
         text.append(f"  {f.message}\n")
-        if f.expected is not None or f.actual is not None:
+        if f.expected is not None:
             text.append(f"  expected: {f.expected}   actual: {f.actual}\n", style="dim")
+        elif f.actual is not None:
+            text.append(f"  found: {f.actual}\n", style="dim")
+        if f.confidence is not None:
+            text.append(f"  confidence: {f.confidence:.2f}\n", style="dim")
         text.append("  why: ", style="bold")
         text.append(f"{f.explanation}\n")
         text.append("  fix: ", style="bold green")

@@ -1,0 +1,1 @@
+"""Derived evidence records (see :func:`aifabric.checks.diagnose.engine.deriver`)."""
