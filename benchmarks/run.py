@@ -67,6 +67,32 @@ CASES: dict[str, str] = {
             r = analyze_deadlocks(fabric)
             return {"failures_with_cycle": r.failure_counts.get("stale-bounce", 0)}
     """,
+    "diagnose: 1,000-host bundle built from real captures": """
+        import shutil
+        from aifabric.checks.diagnose import diagnose, load_evidence
+        EV = FIXTURES
+        healthy = [
+            EV / "nccl-log" / "roce-2.27-nccl-tests-init" / "input.txt",
+            EV / "ethtool-stats" / MLX5_112 / "input.txt",
+            sorted((EV / "rdma-hw-counters").glob("*/input.*"))[0],
+            sorted((EV / "ethtool-module").glob("*/input.*"))[0],
+            EV / "mlnx-qos" / "att-netarbiter-setup-trace" / "input.txt",
+        ]
+        faulty = EV / "nccl-log" / "ib-completion-status12-roce-v4mapped" / "input.txt"
+        bundle = Path(tmp) / "bundle"
+        for h in range(1000):
+            d = bundle / f"gpu-{h:04d}"
+            d.mkdir(parents=True)
+            for i, src in enumerate(healthy):
+                shutil.copy(src, d / f"{i}-{src.parent.parent.name}.txt")
+            if h % 100 == 7:
+                shutil.copy(faulty, d / "nccl-fault.log")
+        def step():
+            ev = load_evidence([bundle])
+            res = diagnose(ev)
+            return {"files": len(ev.files), "records": len(ev.items),
+                    "findings": len(res.findings), "healthy_hosts": len(res.healthy)}
+    """,
     "write+read JSON fabric file 32,768 GPUs": """
         fabric = design_fabric(DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400,
                                switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric

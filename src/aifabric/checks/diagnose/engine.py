@@ -268,11 +268,19 @@ def field_value(record: object, path: str) -> Any:
     return value
 
 
-def _select(items: Sequence[Item], m: Match) -> list[Item]:
-    out = []
+ByType = dict[str, list[Item]]
+
+
+def _by_type(items: Iterable[Item]) -> ByType:
+    out: ByType = defaultdict(list)
     for item in items:
-        if item.record.record_type != m.record:
-            continue
+        out[item.record.record_type].append(item)
+    return out
+
+
+def _select(items: ByType, m: Match) -> list[Item]:
+    out = []
+    for item in items.get(m.record, ()):
         if m.kind is not None and item.kind != m.kind:
             continue
         if all(
@@ -322,7 +330,7 @@ def _render(rule: Rule, subject: str, matched: list[tuple[Match, list[Item]]]) -
         return rule.message
 
 
-def _evaluate(rule: Rule, subject: str, items: Sequence[Item]) -> Finding | None:
+def _evaluate(rule: Rule, subject: str, items: ByType) -> Finding | None:
     cond = rule.when
     matched: list[tuple[Match, list[Item]]] = []
     for m in cond.all:
@@ -363,10 +371,11 @@ def diagnose(ev: Evidence, rules: Sequence[Rule] | None = None) -> Diagnosis:
     """Run ``rules`` (all shipped rules by default) over ``ev``."""
     rules = all_rules() if rules is None else rules
     findings: list[Finding] = []
-    subjects = ev.subjects()
+    subjects = {name: _by_type(items) for name, items in ev.subjects().items()}
+    everything = _by_type(ev.items)
     for rule in rules:
         if rule.scope == "input":
-            f = _evaluate(rule, "all input", ev.items)
+            f = _evaluate(rule, "all input", everything)
             if f is not None:
                 findings.append(f)
             continue
