@@ -11,9 +11,9 @@ Width x8 (downgraded)`` (older pciutils: ``(ok)`` markers or flags on the same l
 unknown``), ``LnkCap2: Supported Link Speeds: 2.5-32GT/s``, ``LnkCtl2: Target Link Speed``,
 ``DevSta`` error bits, AER ``UESta``/``CESta`` bits that are set, ``ACSCap``/``ACSCtl`` bits,
 ``Kernel driver in use`` and ``Kernel modules``. Field lines without a device line (``lspci -vv |
-grep LnkSta``) give an anonymous device. Email quoting (``> ``) is removed. A known field whose
-value cannot be read (a cut-off ``LnkSta:`` line) and an unindented stray line inside a block are
-warned about.
+grep LnkSta``, ``| grep ACSCtl``) give anonymous devices (a repeated field starts the next one).
+Email quoting (``> ``) is removed. A known field whose value cannot be read (a cut-off
+``LnkSta:`` line) and an unindented stray line inside a block are warned about.
 
 PCIe generation from the transfer rate: 2.5 GT/s = Gen1, 5 = Gen2, 8 = Gen3, 16 = Gen4, 32 = Gen5,
 64 = Gen6. ACS ``ReqRedir+``/``CmpltRedir+`` on a switch or root port above a GPU/NIC pair forces
@@ -388,6 +388,14 @@ def parse_lspci(text: str) -> ParseResult:
                 close()
                 dev = PciDevice(line=no, bdf=None)
                 state = {}
+        elif (
+            key in {"ACSCap", "ACSCtl"}
+            and dev.bdf is None
+            and (dev.acs_ctl or (key == "ACSCap" and dev.acs_cap))
+        ):  # next device of `lspci -vvv | grep ACSCtl`
+            close()
+            dev = PciDevice(line=no, bdf=None)
+            state = {}
         last = no
         state["ctx"] = key
         if not _apply_field(dev, key, val, state):

@@ -4,7 +4,8 @@ source), the rule that must be ranked first, rules that must (not) fire, healthy
 ``case.yaml``: ``inputs`` (paths relative to the case: files or bundle directories),
 ``sources`` (every input file -> where it comes from), optional ``first`` (the rule id ranked
 first), ``expect`` (rule ids that must fire, with optional ``target``/``message`` substrings),
-``absent`` (rule ids that must not fire), ``healthy: true`` (no error finding at all).
+``absent`` (rule ids that must not fire), ``healthy: true`` (no error finding at all),
+optional ``fabric`` (a fabric or design file in the case, given as ``--fabric``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from aifabric.catalog import builtin_catalog
 from aifabric.checks.diagnose import all_rules, diagnose, load_evidence
+from aifabric.design import load_fabric
 from aifabric.findings import Finding
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "diagnose"
@@ -30,7 +33,9 @@ def _case(path: Path) -> dict[str, Any]:
 
 def _run(case_dir: Path) -> list[Finding]:
     case = _case(case_dir)
-    ev = load_evidence([case_dir / p for p in case["inputs"]])
+    catalog = builtin_catalog() if "fabric" in case else None
+    fabric = load_fabric(case_dir / case["fabric"], catalog) if catalog is not None else None
+    ev = load_evidence([case_dir / p for p in case["inputs"]], fabric=fabric, catalog=catalog)
     return diagnose(ev).findings
 
 

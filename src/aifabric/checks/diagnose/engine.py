@@ -144,7 +144,11 @@ def load_evidence(
                 who = host or getattr(rec, "host", None) or subject
                 ev.items.append(Item(rec, ef, str(who), result.kind))
     # derivers live in their own modules and register on import
-    from aifabric.checks.diagnose import derive_counters, derive_perf  # noqa: F401, PLC0415
+    from aifabric.checks.diagnose import (  # noqa: F401, PLC0415
+        derive_counters,
+        derive_nccl,
+        derive_perf,
+    )
 
     for fn in _DERIVERS:
         ev.items.extend(fn(ev))

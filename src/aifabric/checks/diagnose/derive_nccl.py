@@ -1,0 +1,205 @@
+"""Derived records from NCCL logs and PyTorch watchdog errors (see
+:func:`aifabric.checks.diagnose.engine.deriver`), for ``checks/rules/nccl-host-app.yaml``.
+
+- ``nccl_iface``: one record per interface NCCL's bootstrap or socket transport uses
+  (``Bootstrap : Using ...``, ``NET/Socket : Using ...``), with what kind of virtual interface
+  its name says it is (Docker bridge, veth, libvirt bridge, tunnel, CNI) and whether its address
+  is IPv6 link-local. Such interfaces do not reach the other servers: NCCL picks them when
+  ``NCCL_SOCKET_IFNAME`` is unset (it only skips ``lo`` and ``docker*`` by default).
+- ``nccl_link_layers``: per subject, the link layers of the HCA ports NCCL uses (``NET/IB :
+  Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE``), split into IB and RoCE; ``mixed`` when both.
+- ``collective_desync``: over all input, the watchdog timeouts of one process group grouped by
+  rank; ``op_mismatch`` when ranks time out in different collectives (OpType) at the same
+  SeqNum or different OpTypes at all, ``seq_spread`` the difference between the highest and the
+  lowest SeqNum. On a network stall every rank waits in the same collective; ranks in
+  different collectives called them in a different order (a desync, PyTorch's
+  ``TORCH_NCCL_DESYNC_DEBUG`` reports the same thing).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from aifabric.checks.diagnose.engine import Evidence, Item, deriver
+from aifabric.evidence.base import Record
+
+__all__ = [
+    "CollectiveDesync",
+    "NcclIface",
+    "NcclLinkLayers",
+    "virtual_kind",
+]
+
+# name prefix -> what the interface is; none of them leaves the server as a routed fabric port
+_VIRTUAL = (
+    (re.compile(r"^docker\d*$|^br-[0-9a-f]{6,}$"), "Docker bridge"),
+    (re.compile(r"^veth"), "container veth"),
+    (re.compile(r"^virbr\d*"), "libvirt bridge"),
+    (re.compile(r"^(?:cni|flannel|cali|cilium|weave|kube-ipvs|vxlan\.calico)"), "CNI overlay"),
+    (re.compile(r"^(?:tun|tap|wg|tailscale|zt|ipip|gre|sit|vxlan)\d*"), "tunnel"),
+    (re.compile(r"^lo$"), "loopback"),
+)
+
+
+def virtual_kind(name: str) -> str | None:
+    """What kind of virtual interface ``name`` is (``None``: looks like a real port)."""
+    for pattern, kind in _VIRTUAL:
+        if pattern.search(name):
+            return kind
+    return None
+
+
+def _link_local(address: str | None) -> bool:
+    if not address:
+        return False
+    a = address.lower()
+    return a.startswith("fe80:") or a.startswith("169.254.")
+
+
+@dataclass(slots=True, kw_only=True)
+class NcclIface(Record):
+    """One interface of NCCL's bootstrap or socket transport."""
+
+    record_type: ClassVar[str] = "nccl_iface"
+    role: str
+    """``bootstrap`` or ``socket``."""
+    name: str
+    address: str | None = None
+    virtual_kind: str | None = None
+    """``Docker bridge``, ``container veth``, ``libvirt bridge``, ``CNI overlay``, ``tunnel``,
+    ``loopback``; ``None`` for a physical-looking name."""
+    link_local: bool = False
+    """IPv6 ``fe80::`` or IPv4 ``169.254.x.x``: reaches only the same L2 segment."""
+    host: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class NcclLinkLayers(Record):
+    """Link layers of the HCA ports NCCL's IB transport uses on one subject."""
+
+    record_type: ClassVar[str] = "nccl_link_layers"
+    layers: tuple[str, ...] = ()
+    mixed: bool = False
+    ib_ports: str = ""
+    """``mlx5_8:1, mlx5_9:1`` (comma separated, for messages)."""
+    roce_ports: str = ""
+    ib_hca_env: str | None = None
+    """``NCCL_IB_HCA`` as the log echoes it, when set."""
+
+
+@dataclass(slots=True, kw_only=True)
+class CollectiveDesync(Record):
+    """Watchdog timeouts of one process group whose ranks disagree on the collective."""
+
+    record_type: ClassVar[str] = "collective_desync"
+    process_group: str | None = None
+    ranks: int = 0
+    op_types: tuple[str, ...] = ()
+    seq_nums: tuple[int, ...] = ()
+    op_mismatch: bool = False
+    seq_spread: int = 0
+    summary: str = ""
+    """``rank 3: ALLREDUCE #80078; rank 7: BROADCAST #80078``."""
+    by_rank: dict[int, str] = field(default_factory=dict)
+
+
+@deriver
+def _nccl_ifaces(ev: Evidence) -> Iterator[Item]:
+    for item in list(ev.items):
+        rec = item.record
+        if rec.record_type != "net_devices" or getattr(rec, "role", None) not in (
+            "bootstrap",
+            "socket",
+        ):
+            continue
+        for dev in getattr(rec, "devices", ()):
+            derived = NcclIface(
+                line=rec.line,
+                role=str(getattr(rec, "role", "")),
+                name=dev.name,
+                address=dev.address,
+                virtual_kind=virtual_kind(dev.name),
+                link_local=_link_local(dev.address),
+                host=getattr(rec, "host", None),
+            )
+            yield Item(derived, item.file, item.subject, item.kind)
+
+
+@deriver
+def _nccl_link_layers(ev: Evidence) -> Iterator[Item]:
+    ports: dict[str, dict[str, dict[str, None]]] = defaultdict(lambda: defaultdict(dict))
+    first: dict[str, Item] = {}
+    hca_env: dict[str, str] = {}
+    for item in ev.items:
+        rec = item.record
+        if rec.record_type == "nccl_env" and getattr(rec, "name", None) == "NCCL_IB_HCA":
+            hca_env[item.subject] = str(getattr(rec, "value", ""))
+            continue
+        if rec.record_type != "net_devices" or getattr(rec, "role", None) not in (
+            "ib",
+            "ib_probe",
+        ):
+            continue
+        for dev in getattr(rec, "devices", ()):
+            if dev.link_layer:
+                port = f"{dev.name}:{dev.port}" if dev.port is not None else dev.name
+                ports[item.subject][dev.link_layer][port] = None
+                first.setdefault(item.subject, item)
+    for subject, by_layer in ports.items():
+        item = first[subject]
+        layers = tuple(sorted(by_layer))
+        rec = NcclLinkLayers(
+            line=item.record.line,
+            layers=layers,
+            mixed=len(layers) > 1,
+            ib_ports=", ".join(by_layer.get("IB", {})),
+            roce_ports=", ".join(by_layer.get("RoCE", {})),
+            ib_hca_env=hca_env.get(subject),
+        )
+        yield Item(rec, item.file, subject, item.kind)
+
+
+_PG_RE = re.compile(r"\[PG (?:ID )?(\S+)")
+
+
+@deriver
+def _collective_desync(ev: Evidence) -> Iterator[Item]:
+    groups: dict[str | None, dict[int, Item]] = defaultdict(dict)
+    for item in ev.items:
+        rec = item.record
+        if rec.record_type != "problem" or getattr(rec, "category", None) != "watchdog_timeout":
+            continue
+        rank = getattr(rec, "rank", None)
+        if rank is None:
+            rank = getattr(rec, "launcher_rank", None)
+        if rank is None:
+            continue
+        m = _PG_RE.search(str(getattr(rec, "message", "")))
+        groups[m[1] if m else None][int(rank)] = item  # the last timeout of each rank
+    for pg, by_rank in groups.items():
+        if len(by_rank) < 2:
+            continue
+        ops = {r: str(getattr(i.record, "op_type", "")) for r, i in by_rank.items()}
+        seqs = {r: int(getattr(i.record, "seq_num", 0)) for r, i in by_rank.items()}
+        op_types = tuple(sorted(set(ops.values())))
+        seq_nums = tuple(sorted(set(seqs.values())))
+        if len(op_types) < 2 and len(seq_nums) < 2:
+            continue  # every rank waits in the same collective: not a desync
+        ranks = sorted(by_rank)
+        first = by_rank[ranks[0]]
+        rec = CollectiveDesync(
+            line=first.record.line,
+            process_group=pg,
+            ranks=len(ranks),
+            op_types=op_types,
+            seq_nums=seq_nums,
+            op_mismatch=len(op_types) > 1,
+            seq_spread=seq_nums[-1] - seq_nums[0],
+            summary="; ".join(f"rank {r}: {ops[r]} #{seqs[r]}" for r in ranks[:8]),
+            by_rank={r: f"{ops[r]} #{seqs[r]}" for r in ranks},
+        )
+        yield Item(rec, first.file, first.subject, first.kind)
