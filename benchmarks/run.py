@@ -67,26 +67,29 @@ CASES: dict[str, str] = {
             r = analyze_deadlocks(fabric)
             return {"failures_with_cycle": r.failure_counts.get("stale-bounce", 0)}
     """,
-    "diagnose: 1,000-host bundle built from real captures": """
+    "diagnose: 1,000-host bundle (6 real captures per host, 10 faulty hosts)": """
         import shutil
         from aifabric.checks.diagnose import diagnose, load_evidence
-        EV = FIXTURES
+        D = FIXTURES.parent / "diagnose"
+        def one(case):
+            return next(p for p in sorted((D / case).iterdir()) if p.name != "case.yaml")
         healthy = [
-            EV / "nccl-log" / "roce-2.27-nccl-tests-init" / "input.txt",
-            EV / "ethtool-stats" / MLX5_112 / "input.txt",
-            sorted((EV / "rdma-hw-counters").glob("*/input.*"))[0],
-            sorted((EV / "ethtool-module").glob("*/input.*"))[0],
-            EV / "mlnx-qos" / "att-netarbiter-setup-trace" / "input.txt",
+            one("healthy-roce-nccl-tests-init"),
+            one("ctr-healthy-mlx5-cx4-zero-pause"),
+            one("ctr-healthy-mlx5-cx4-zero-pause"),  # a second snapshot: no growth
+            one("ctr-healthy-rdma-statistic-zero-loss"),
+            one("optics-healthy-sfp-sr-thresholds"),
+            one("ping-healthy-loopback-series"),
         ]
-        faulty = EV / "nccl-log" / "ib-completion-status12-roce-v4mapped" / "input.txt"
+        faults = [one("retry-exceeded-roce-v4mapped"), one("optics-rx-no-light-sfp-lr")]
         bundle = Path(tmp) / "bundle"
         for h in range(1000):
             d = bundle / f"gpu-{h:04d}"
             d.mkdir(parents=True)
             for i, src in enumerate(healthy):
                 shutil.copy(src, d / f"{i}-{src.parent.parent.name}.txt")
-            if h % 100 == 7:
-                shutil.copy(faulty, d / "nccl-fault.log")
+            if h % 100 == 7:  # 1% of the hosts carry a real fault capture
+                shutil.copy(faults[(h // 100) % 2], d / "fault.txt")
         def step():
             ev = load_evidence([bundle])
             res = diagnose(ev)

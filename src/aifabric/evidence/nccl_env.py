@@ -90,9 +90,11 @@ _SHELL_WORD_RE = re.compile(r"^\s*(?:export|env|declare|local|readonly|set|if|th
 
 
 def _detect(text: str) -> float:
-    hits = len(_NCCL_ASSIGN_RE.findall(text))
-    if hits >= 2:
-        return 0.9
+    hits = 0
+    for _ in _NCCL_ASSIGN_RE.finditer(text):
+        hits += 1
+        if hits >= 2:
+            return 0.9
     return 0.6 if hits == 1 else 0.0
 
 
