@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from aifabric.catalog import Catalog
-from aifabric.checks.diagnose.rules import Match, Rule, all_rules, test_op
+from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
 from aifabric.errors import InputError
 from aifabric.evidence import parse_file
 from aifabric.evidence.base import ParseResult, Record
@@ -288,7 +288,7 @@ def _select(items: ByType, m: Match) -> list[Item]:
         if m.kind is not None and item.kind != m.kind:
             continue
         if all(
-            test_op(op, field_value(item.record, path), want)
+            op_holds(op, field_value(item.record, path), want)
             for path, tests in m.where.items()
             for op, want in tests.items()
         ):
@@ -299,7 +299,7 @@ def _select(items: ByType, m: Match) -> list[Item]:
 def _holds(m: Match, found: list[Item]) -> bool:
     if m.count is None:
         return bool(found)
-    return all(test_op(op, len(found), n) for op, n in m.count.items())
+    return all(op_holds(op, len(found), n) for op, n in m.count.items())
 
 
 @dataclass(slots=True)

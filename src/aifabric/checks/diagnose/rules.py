@@ -46,7 +46,7 @@ from pydantic import Field, field_validator, model_validator
 from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data
 
-__all__ = ["OPS", "Condition", "Match", "Rule", "all_rules", "test_op"]
+__all__ = ["OPS", "Condition", "Match", "Rule", "all_rules", "op_holds"]
 
 Op = Literal[
     "eq", "ne", "gt", "ge", "lt", "le", "in", "not_in", "contains", "not_contains", "matches",
@@ -55,7 +55,7 @@ Op = Literal[
 OPS: tuple[str, ...] = Op.__args__  # type: ignore[attr-defined]
 
 
-def test_op(op: str, actual: Any, expected: Any) -> bool:
+def op_holds(op: str, actual: Any, expected: Any) -> bool:
     """``actual <op> expected``; a missing value (``None``) only satisfies ``exists: false`` and
     ``ne``/``not_in``/``not_contains``."""
     if op == "exists":
@@ -142,6 +142,12 @@ class Rule(StrictModel):
     fix: str
     refs: Tup[str] = Field(min_length=1)
     tags: Tup[str] = ()
+
+    @field_validator("title", "symptom", "message", "cause", "explanation", "fix")
+    @classmethod
+    def _one_paragraph(cls, value: str) -> str:
+        """YAML folded scalars end in a newline and may wrap: keep one clean paragraph."""
+        return " ".join(value.split())
 
     @field_validator("refs")
     @classmethod
