@@ -56,7 +56,8 @@ def test_diagnose_fixture(case_dir: Path) -> None:
     for unwanted in case.get("absent", []):
         assert not [f for f in findings if f.check == unwanted], f"unexpected {unwanted}\n{shown}"
     if case.get("healthy"):
-        assert not [f for f in findings if f.severity == "error"], shown
+        # no rule fires on a healthy capture (info notes, e.g. a single-rank run, may)
+        assert not [f for f in findings if f.severity != "info"], shown
     assert "first" in case or case.get("expect") or case.get("healthy") or case.get("absent")
 
 
