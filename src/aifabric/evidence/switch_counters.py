@@ -23,11 +23,17 @@ a header and its first row is tolerated):
   priority-group [persistent-]watermark headroom|shared`` and ``show queue [persistent-]watermark
   unicast|multicast`` (``Port  PG0 ... PG7`` / ``Port  UC0 ... UC7``, titled by the line above)
   → ``indexed-counters``, one per port with the title as ``stat``;
+* SONiC ``show interfaces counters`` / ``portstat`` (``IFACE  STATE  RX_OK  RX_BPS  RX_UTIL
+  RX_ERR  RX_DRP  RX_OVR  TX_OK ...``; the ``-a`` variant with ``RX_PPS``/``Tx_PPS`` and an
+  optional ``DESC`` column that may be empty; old ``UP``/``DOWN`` and new ``U``/``D``/``X``
+  states; rates like ``640.70 B/s``; ``N/A``; tab-indented or blank-line-separated pastes) →
+  ``port-counters``, one per port row, every column kept by name;
 * Cisco NX-OS ``show interface priority-flow-control`` (``Port  Mode Oper(VL bmap)  RxPPP
   TxPPP`` between ``=====`` rules, ``Auto Off`` rows without a bitmap, Nexus 5K/UCS FI pastes
   indented by a blog or a docstring) → ``pfc-port-totals``.
 
-Sources: sonic-utilities ``scripts/pfcstat``, ``scripts/queuestat``, ``scripts/pg-drop``,
+Sources: sonic-utilities ``scripts/portstat`` (``utilities_common/portstat.py``),
+``scripts/pfcstat``, ``scripts/queuestat``, ``scripts/pg-drop``,
 ``scripts/watermarkstat``, ``pfcwd/main.py``, their tests and ``doc/Command-Reference.md``;
 pastes in sonic-buildimage issues #5540, #8181, #9430 and sonic-utilities PRs #682, #1057;
 Cisco Nexus 9000 QoS guide "Verifying the Priority Flow Control Configuration"; a Nexus 5K
@@ -50,6 +56,7 @@ __all__ = [
     "PfcHistory",
     "PfcPortTotals",
     "PfcwdStats",
+    "PortCounters",
     "QueueCounters",
     "parse_pfc_counters",
 ]
@@ -147,6 +154,55 @@ class IndexedCounters(Record):
     namespace: str | None = None
 
 
+@dataclass(slots=True, kw_only=True)
+class PortCounters(Record):
+    """One port row of SONiC ``show interfaces counters`` / ``portstat``: packets received and
+    sent (``RX_OK``/``TX_OK``), errors, drops, overruns since the counters were last cleared,
+    and the rate and utilisation of the last polling interval. ``None`` where ``N/A``."""
+
+    record_type: ClassVar[str] = "port-counters"
+    port: str
+    state: str | None = None
+    """As printed: ``U``/``D``/``X`` (up, oper down, admin down) or ``UP``/``DOWN`` (old)."""
+    up: bool | None = None
+    rx_ok: int | None = None
+    rx_err: int | None = None
+    rx_drp: int | None = None
+    rx_ovr: int | None = None
+    tx_ok: int | None = None
+    tx_err: int | None = None
+    tx_drp: int | None = None
+    tx_ovr: int | None = None
+    rx_bps: float | None = None
+    """Bytes per second (portstat prints ``B/s``, ``KB/s``, ``MB/s``)."""
+    tx_bps: float | None = None
+    rx_util: float | None = None
+    """Percent of the port speed."""
+    tx_util: float | None = None
+    rx_pps: float | None = None
+    tx_pps: float | None = None
+    description: str | None = None
+    namespace: str | None = None
+    counters: dict[str, int | None] = field(default_factory=dict)
+    """Every packet-count column by its header name (``RX_OK``, ``TX_DRP``...)."""
+
+
+_PORT_COUNTS = {
+    "RX_OK": "rx_ok",
+    "RX_ERR": "rx_err",
+    "RX_DRP": "rx_drp",
+    "RX_OVR": "rx_ovr",
+    "TX_OK": "tx_ok",
+    "TX_ERR": "tx_err",
+    "TX_DRP": "tx_drp",
+    "TX_OVR": "tx_ovr",
+}
+_PORT_HDR_RE = re.compile(r"^\s*IFACE\s+(?:DESC\s+)?STATE\s+RX_OK\s.*\bTX_OK\b", re.IGNORECASE)
+_RATE_UNIT_RE = re.compile(r"^[KMGT]?B/s$")
+_UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
+_UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}
+
+
 _QUEUE_FIELDS = {
     "Counter/pkts": "tx_pkts",
     "Counter/bytes": "tx_bytes",
@@ -172,6 +228,8 @@ def _detect(text: str) -> float:
     if "DETECTION TIME" in head and "RESTORATION TIME" in head:
         return 0.95
     if "RxPPP" in head and "TxPPP" in head:
+        return 0.95
+    if _PORT_HDR_RE.search(head) or re.search(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_OK", head):
         return 0.95
     if "Counter/pkts" in head and "TxQ" in head:
         return 0.95
@@ -200,7 +258,8 @@ def _pair(cell: str) -> tuple[int | None, int | None]:
 
 @register(
     "pfc-counters",
-    summary="SONiC 'show pfc counters'/pfcstat, 'show pfcwd stats|config', 'show queue "
+    summary="SONiC 'show interfaces counters'/portstat, 'show pfc counters'/pfcstat, "
+    "'show pfcwd stats|config', 'show queue "
     "counters|watermark', 'show priority-group drop counters|watermark'; NX-OS "
     "'show interface priority-flow-control'",
     detect=_detect,
@@ -221,7 +280,9 @@ def parse_pfc_counters(text: str) -> ParseResult:
         s = line.strip()
         last, prev = prev, s
         if not s:
-            if rows:  # a blank between a header and its first row is kept (NX-OS, wredcounters)
+            # a blank between a header and its first row is kept (NX-OS, wredcounters); port
+            # tables pasted with a blank line after every line keep going
+            if rows and table != "port":
                 table = None
             continue
         if s.startswith("For namespace"):
@@ -265,6 +326,10 @@ def parse_pfc_counters(text: str) -> ParseResult:
             table = "nxos"
             rows = 0
             continue
+        if _PORT_HDR_RE.match(line):
+            table, columns = "port", [c.upper() for c in s.split()]
+            rows = 0
+            continue
         if _QUEUE_HDR_RE.match(line):
             table, columns = "queue", s.split()
             rows = 0
@@ -280,6 +345,8 @@ def parse_pfc_counters(text: str) -> ParseResult:
         try:
             if table == "queue":
                 _queue_row(columns, s, lineno, namespace, result)
+            elif table == "port":
+                _port_row(columns, s, lineno, namespace, result)
             elif table == "indexed":
                 _indexed_row(columns, title, s, lineno, namespace, result)
             else:
@@ -287,6 +354,65 @@ def parse_pfc_counters(text: str) -> ParseResult:
         except (ValueError, IndexError):
             result.warn(lineno, f"expected a row of the {table} table", s)
     return result
+
+
+def _port_cells(columns: list[str], s: str) -> list[str]:
+    """Row cells: ``640.70 B/s`` joined back into one cell; an empty ``DESC`` cell restored."""
+    cells: list[str] = []
+    for tok in s.split():
+        if cells and _RATE_UNIT_RE.match(tok):
+            cells[-1] = f"{cells[-1]} {tok}"
+        else:
+            cells.append(tok)
+    if len(cells) == len(columns) - 1 and "DESC" in columns:
+        cells.insert(columns.index("DESC"), "")
+    if len(cells) != len(columns):
+        raise ValueError("cell count differs from the header")
+    return cells
+
+
+def _rate(cell: str) -> float | None:
+    """``640.70 B/s`` → 640.7, ``2.5 KB/s`` → 2500.0, ``318571.42/s`` → 318571.42,
+    ``0.00%`` → 0.0; ``N/A`` → None."""
+    c = cell.strip()
+    if c in ("N/A", "NA", "-", ""):
+        return None
+    num, _, unit = c.partition(" ")
+    if unit:
+        if unit not in _UNIT:
+            raise ValueError(c)
+        return float(num.replace(",", "")) * _UNIT[unit]
+    return float(c.removesuffix("%").removesuffix("/s").replace(",", ""))
+
+
+def _port_row(
+    columns: list[str], s: str, lineno: int, namespace: str | None, result: ParseResult
+) -> None:
+    cells = _port_cells(columns, s)
+    row = dict(zip(columns, cells, strict=True))
+    state = row.get("STATE") or None
+    if state is not None and state.upper() not in _UP_STATES and state != "N/A":
+        raise ValueError("state U/D/X or UP/DOWN")
+    counters = {name: _count(row[name]) for name in columns if name in _PORT_COUNTS}
+    rec = PortCounters(
+        line=lineno,
+        port=cells[0],
+        state=state,
+        up=_UP_STATES.get(state.upper()) if state else None,
+        rx_bps=_rate(row["RX_BPS"]) if "RX_BPS" in row else None,
+        tx_bps=_rate(row["TX_BPS"]) if "TX_BPS" in row else None,
+        rx_util=_rate(row["RX_UTIL"]) if "RX_UTIL" in row else None,
+        tx_util=_rate(row["TX_UTIL"]) if "TX_UTIL" in row else None,
+        rx_pps=_rate(row["RX_PPS"]) if "RX_PPS" in row else None,
+        tx_pps=_rate(row["TX_PPS"]) if "TX_PPS" in row else None,
+        description=row.get("DESC") or None,
+        namespace=namespace,
+        counters=counters,
+    )
+    for name, attr in _PORT_COUNTS.items():
+        if name in counters:
+            setattr(rec, attr, counters[name])
+    result.records.append(rec)
 
 
 def _queue_row(

@@ -298,3 +298,53 @@ def test_lossless_drops_from_nvue_roce_counters() -> None:
     # the non-RoCE discards (55) and the CNP discards (tx-cnp-stats, 0) are not RoCE data
     assert (rec.port, rec.drops, rec.pfc_frames) == ("swp16", 663060754115, 0)
     assert rec.ecn_marked == 693777677344
+
+
+# -- egress_balance from show interfaces counters (port-counters) ------------------------------
+
+_PORTSTAT = FIX / "evidence/pfc-counters"
+
+
+def test_egress_balance_from_portstat_tx_ok() -> None:
+    [rec] = _derived([_PORTSTAT / "portstat-fg-ecmp-issue5648/input.txt"], "egress_balance")
+    # TX_OK 100, 0, 0, 0, 1, 1: three ports carry traffic, mean 102 / 3 = 34
+    assert (rec.source, rec.unit, rec.basis) == ("port-counters", "packets", "snapshot")
+    assert (rec.ports, rec.max_over_mean, rec.min_over_mean) == (3, 2.941, 0.029)
+    assert (rec.busiest, rec.busiest_load) == ("Ethernet0", 100)
+    # E[max]/mean of 3 flows on 3 links (Monte Carlo, fixed seed) 1.885: 2.941 / 1.885 = 1.56
+    assert rec.hash_expectation == round(ecmp_expected_max(3, 3), 2) == 1.89
+    assert 1.55 < rec.excess_over_hashing < 1.57
+
+
+def test_egress_balance_leaves_out_admin_and_oper_down_ports() -> None:
+    path = _PORTSTAT / "portstat-multi-asic-display-all-pr1013/input.txt"
+    [rec] = _derived([path], "egress_balance")
+    # Ethernet8/12 are X (admin down); 88 + 48 + 48 + 84 = 268, mean 67: 88/67, 48/67
+    assert set(rec.loads) == {"Ethernet0", "Ethernet4", "Ethernet16", "Ethernet20"}
+    assert (rec.ports, rec.max_over_mean, rec.min_over_mean) == (4, 1.313, 0.716)
+    # every port of this paste is D (oper down): no balance at all
+    assert _derived([_PORTSTAT / "portstat-huge-counters-pr676/input.txt"], "egress_balance") == []
+
+
+def test_egress_balance_from_two_portstat_readings(tmp_path: Path) -> None:
+    host = tmp_path / "bundle" / "leaf-1"
+    host.mkdir(parents=True)
+    header = (
+        "      IFACE    STATE    RX_OK    RX_BPS    RX_UTIL    RX_ERR    RX_DRP    RX_OVR"
+        "    TX_OK    TX_BPS    TX_UTIL    TX_ERR    TX_DRP    TX_OVR\n"
+    )
+
+    def table(tx: tuple[int, ...]) -> str:
+        rows = "".join(
+            f"  Ethernet{4 * i}  U  0  N/A  N/A  0  0  0  {v}  N/A  N/A  0  0  0\n"
+            for i, v in enumerate(tx)
+        )
+        return header + rows
+
+    (host / "a-counters.txt").write_text(table((1000, 1000, 1000, 1000)))
+    (host / "b-counters.txt").write_text(table((1100, 1100, 1100, 1500)))
+    [rec] = _derived([tmp_path / "bundle"], "egress_balance")
+    # growth 100, 100, 100, 500: mean 200, max 2.5, min 0.5
+    assert (rec.basis, rec.snapshots) == ("growth", 2)
+    assert rec.loads == {"Ethernet0": 100, "Ethernet4": 100, "Ethernet8": 100, "Ethernet12": 500}
+    assert (rec.max_over_mean, rec.min_over_mean, rec.busiest_load) == (2.5, 0.5, 500)

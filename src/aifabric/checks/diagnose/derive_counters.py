@@ -14,8 +14,9 @@ a rule in ``checks/rules/counters.yaml`` can test with plain operators:
 * ``pfc_storm`` - PFC watchdog storms over a switch's ports (S20.3);
 * ``lossless_drops`` - RoCE / lossless-queue drops of a switch port next to its PFC counters
   (NVUE ``qos roce counters``; SONiC ``show queue counters`` + ``show pfc counters``; S12);
-* ``egress_balance`` - max/mean of the egress bytes of parallel ports (S20.2, reference
-  perf-model-and-limits.md §6.5).
+* ``egress_balance`` - max/mean of the egress load of parallel ports (S20.2, reference
+  perf-model-and-limits.md §6.5): switch unicast queue bytes, SONiC ``show interfaces
+  counters`` TX_OK packets of the ports that are up, or the tx bytes of a host's NIC ports.
 
 Counters only mean something when they grow: with two or more snapshots of the same interface
 every record is computed from the growth (last minus first) and says ``basis: growth``; with one
@@ -178,15 +179,23 @@ class EgressBalance(_Derived):
 
     record_type: ClassVar[str] = "egress_balance"
     source: str = ""
-    """``queue-counters`` (switch ports) or ``ethtool`` (NIC ports of one host)."""
+    """``queue-counters`` or ``port-counters`` (switch ports) or ``ethtool`` (NIC ports of one
+    host)."""
+    unit: str = "bytes"
+    """``bytes`` or ``packets`` (``port-counters`` TX_OK)."""
     loads: dict[str, int] = field(default_factory=dict)
     ports: int = 0
     """Ports carrying traffic."""
+    busiest_load: int = 0
+    """The load of the busiest port (bytes or packets, per ``unit``)."""
     max_over_mean: float = 0.0
     min_over_mean: float = 0.0
     busiest: str = ""
     hash_expectation: float = 0.0
     """E[max]/mean for as many equal elephant flows as ports hashed at random (§6.5)."""
+    excess_over_hashing: float = 0.0
+    """``max_over_mean / hash_expectation``: above 1 the spread is worse than random hashing
+    of as many flows as ports gives on average."""
 
 
 # -- grouping snapshots -----------------------------------------------------------------------
@@ -450,21 +459,31 @@ def _port_key(name: str) -> tuple[str, int]:
 
 
 def _egress_item(
-    subject: str, loads: dict[str, int], src: str, basis: str, snaps: int, at: Item
+    subject: str,
+    loads: dict[str, int],
+    src: str,
+    basis: str,
+    snaps: int,
+    at: Item,
+    unit: str = "bytes",
 ) -> Item | None:
     ports, hi, lo = balance(loads)
     if ports < 2:
         return None
     busiest = max(sorted(loads), key=lambda k: loads[k])
+    expect = ecmp_expected_max(ports, ports)
     rec = EgressBalance(
         line=at.record.line,
         source=src,
+        unit=unit,
         loads=loads,
         ports=ports,
+        busiest_load=loads[busiest],
         max_over_mean=round(hi, 3),
         min_over_mean=round(lo, 3),
         busiest=busiest,
-        hash_expectation=round(ecmp_expected_max(ports, ports), 2),
+        hash_expectation=round(expect, 2),
+        excess_over_hashing=round(hi / expect, 3),
         basis=basis,
         snapshots=snaps,
     )
@@ -491,6 +510,7 @@ def _egress_balance(ev: Evidence) -> Iterator[Item]:
         made = _egress_item(subject, loads, "queue-counters", "snapshot", 1, last_item[subject])
         if made is not None:
             yield made
+    yield from _port_counter_balance(ev)
     # host: tx bytes of the parallel NIC ports of one host
     hosts: dict[str, dict[str, int]] = defaultdict(dict)
     host_at: dict[str, Item] = {}
@@ -508,6 +528,39 @@ def _egress_balance(ev: Evidence) -> Iterator[Item]:
     for subject, loads in hosts.items():
         basis = "growth" if snaps[subject] >= 2 else "snapshot"
         made = _egress_item(subject, loads, "ethtool", basis, snaps[subject], host_at[subject])
+        if made is not None:
+            yield made
+
+
+def _port_counter_balance(ev: Evidence) -> Iterator[Item]:
+    """TX_OK of the switch ports that are up (``show interfaces counters``), per subject; the
+    growth between the first and last reading of a port when it was read more than once.
+    PortChannel rows (a sum of their members) and ports down or admin down are left out."""
+    series: dict[str, dict[tuple[str | None, str], list[Item]]] = defaultdict(dict)
+    for item in ev.items:
+        if item.record.record_type != "port-counters":
+            continue
+        rec: Any = item.record
+        if rec.up is False or rec.tx_ok is None or rec.port.lower().startswith("portchannel"):
+            continue
+        series[item.subject].setdefault((rec.namespace, rec.port), []).append(item)
+    for subject, ports in series.items():
+        loads: dict[str, int] = {}
+        snaps = min(len(items) for items in ports.values())
+        for (_ns, port), items in ports.items():
+            a: Any = items[0].record
+            b: Any = items[-1].record
+            first, last = int(a.tx_ok), int(b.tx_ok)
+            if len(items) >= 2 and last >= first:
+                loads[port] = last - first
+            elif len(items) < 2:
+                loads[port] = last
+        basis = "growth" if snaps >= 2 else "snapshot"
+        at = max(
+            (items[-1] for items in ports.values()),
+            key=lambda i: loads.get(str(getattr(i.record, "port", "")), -1),
+        )
+        made = _egress_item(subject, loads, "port-counters", basis, snaps, at, unit="packets")
         if made is not None:
             yield made
 
