@@ -24,7 +24,12 @@ Handled variants, all seen in real captures:
   ``Exception ... detected by watchdog at work: N, last enqueued NCCL work: M, last completed
   NCCL work: K``;
 * output of several processes interleaved inside one line (unbuffered writes to one file): one
-  warning per such line, nothing guessed from it.
+  warning per such line, nothing guessed from it;
+* the death of a rank as its launcher or the kernel reported it in the same output (torchrun
+  ``failed (exitcode: -9) local_rank: ..`` and its ``Root Cause (first observed failure)``
+  summary, ``mpirun noticed that process rank N ... exited on signal 9``, ``CUDA out of memory``,
+  ``Out of memory: Killed process N``): :class:`ProcessExit`, so a peer's retry-exceeded error can
+  be told from a fabric fault (S20 row 1).
 
 Records: :class:`NcclVersion`, :class:`NetSelected`, :class:`NetPlugin`, :class:`NetDevices`
 (bootstrap/socket interfaces and HCAs with port and link layer), :class:`NcclEnv`,
@@ -78,6 +83,7 @@ __all__ = [
     "NetDevices",
     "NetPlugin",
     "NetSelected",
+    "ProcessExit",
     "RingOrder",
     "SocketError",
     "TreeEdge",
@@ -388,7 +394,7 @@ class NcclProblem(NcclLogRecord):
     ``category``: ``ib_completion``, ``ibv_call``, ``socket_connect``, ``socket_closed``,
     ``socket_error``, ``proxy``, ``net_plugin``, ``dmabuf``, ``cuda``, ``nccl_error``
     (``unhandled system error`` ...), ``remote_error``, ``watchdog_timeout``,
-    ``watchdog_exception``, ``other``.
+    ``watchdog_exception``, ``process_exit`` (:class:`ProcessExit`), ``other``.
     """
 
     record_type: ClassVar[str] = "problem"
@@ -487,6 +493,38 @@ class WatchdogException(NcclProblem):
     last_completed: int | None = None
 
 
+@dataclass(slots=True, kw_only=True)
+class ProcessExit(NcclProblem):
+    """A rank's process that ended abnormally, as its launcher or the kernel reported it.
+
+    Formats (real captures under tests/fixtures/evidence/nccl-log/ and tests/fixtures/diagnose/
+    peer-exit-*): torchrun ``failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: ...``
+    and its failure summary block (``host : h`` / ``rank : 0 (local_rank: 0)`` / ``exitcode :
+    -9 (pid: 14750)`` under ``Root Cause (first observed failure):``); Open MPI ``mpirun noticed
+    that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).``; PyTorch
+    ``torch.cuda.OutOfMemoryError: CUDA out of memory`` / ``RuntimeError: CUDA out of memory``;
+    the kernel's ``Out of memory: Killed process 1234 (python)``.
+
+    ``reason`` reads the exit the way the failure chain needs it: ``oom`` (GPU or host memory),
+    ``killed`` (SIGKILL: the OOM killer, the scheduler or an operator), ``crash`` (SIGSEGV,
+    SIGBUS, SIGILL, SIGFPE) are causes a peer's RDMA retries cannot survive; ``abort`` (SIGABRT:
+    what PyTorch does to a process after an NCCL error), ``terminated`` (SIGTERM/SIGINT/SIGHUP:
+    the launcher tearing down the other ranks) and ``exit`` (a non-zero exit code) usually
+    follow a failure rather than cause it.
+    """
+
+    reason: str
+    exit_code: int | None = None
+    """As reported: torchrun gives ``-N`` for a process killed by signal N."""
+    signal: int | None = None
+    signal_name: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    first_failure: bool = False
+    """torchrun listed it under ``Root Cause (first observed failure)``, or mpirun named it as
+    the first process that died."""
+
+
 # --------------------------------------------------------------------------------------------
 # regexes (compiled once)
 
@@ -555,6 +593,18 @@ _GDR_GPU_RE = re.compile(
     r"GPU Direct RDMA (Enabled|Disabled) for GPU (\w+) / HCA (\d+)"
     r"(?: \(distance (\d+) [<>]=? (\d+)\))?"
 )
+_TORCHRUN_FAILED_RE = re.compile(
+    r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<lr>\d+) \(pid: (?P<pid>\d+)\)"
+)
+_SUMMARY_EXIT_RE = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
+_SUMMARY_HOST_RE = re.compile(r"^\s*host\s*:\s*(\S+)")
+_SUMMARY_RANK_RE = re.compile(r"^\s*rank\s*:\s*(\d+)(?: \(local_rank: (\d+)\))?")
+_MPIRUN_SIGNAL_RE = re.compile(
+    r"process rank (?P<rank>\d+)(?: with PID (?P<pid>\d+))?(?: on node (?P<host>\S+))?"
+    r" exited on signal (?P<sig>\d+)"
+)
+_CUDA_OOM_RE = re.compile(r"(?:OutOfMemoryError|RuntimeError): CUDA out of memory")
+_KERNEL_OOM_RE = re.compile(r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)")
 _INTERLEAVE_RE = re.compile(r"\S:\d+:\d+ \[\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO|WARN)")
 
 
@@ -563,7 +613,8 @@ _INTERLEAVE_RE = re.compile(r"\S:\d+:\d+ \[\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO
 
 
 def detect(text: str) -> float:
-    """0.8 for NCCL debug markers, 0.7 for PyTorch NCCL watchdog lines alone, else 0.
+    """0.8 for NCCL debug markers, 0.7 for PyTorch NCCL watchdog lines alone, 0.6 for a
+    launcher's report of ranks that died (torchrun's elastic agent, mpirun/prterun), else 0.
 
     Kept below 0.9 so a file that also holds an nccl-tests result table goes to ``nccl-tests``.
     """
@@ -573,6 +624,12 @@ def detect(text: str) -> float:
         return 0.7
     if "NCCL version " in text and "NCCL error" in text:
         return 0.5
+    if (
+        "torch.distributed.elastic" in text
+        or "Root Cause (first observed failure)" in text
+        or _MPIRUN_SIGNAL_RE.search(text) is not None
+    ):
+        return 0.6
     return 0.0
 
 
@@ -1138,7 +1195,7 @@ def _torch(line: str, ln: int) -> Record | None:
 @register(
     "nccl-log",
     summary="NCCL_DEBUG=INFO/WARN output of a training job or nccl-tests (and PyTorch "
-    "ProcessGroupNCCL watchdog errors)",
+    "ProcessGroupNCCL watchdog errors, launcher reports of ranks that died)",
     detect=detect,
     refs=("S15", "S17", "S20", "S22"),
 )
@@ -1153,6 +1210,10 @@ def parse(text: str) -> ParseResult:
     for idx in range(last):
         line = lines[idx]
         if "NCCL" not in line:
+            if _may_be_exit(line):
+                died = _process_exit(lines, idx)
+                if died is not None:
+                    records.append(died)
             continue
         ln = idx + 1
         try:
@@ -1173,6 +1234,147 @@ def parse(text: str) -> ParseResult:
             last, "capture ends in the middle of an NCCL line (truncated?)", lines[last - 1]
         )
     return result
+
+
+_SIGNALS: dict[int, tuple[str, str]] = {
+    1: ("SIGHUP", "terminated"),
+    2: ("SIGINT", "terminated"),
+    4: ("SIGILL", "crash"),
+    6: ("SIGABRT", "abort"),
+    7: ("SIGBUS", "crash"),
+    8: ("SIGFPE", "crash"),
+    9: ("SIGKILL", "killed"),
+    11: ("SIGSEGV", "crash"),
+    15: ("SIGTERM", "terminated"),
+}
+"""Linux signal numbers (signal(7)) and how a rank's death by each reads in a failure chain."""
+
+
+def _may_be_exit(line: str) -> bool:
+    """Cheap pre-filter for :func:`_process_exit` (most lines of a log are neither)."""
+    return "exit" in line or "emory" in line or "noticed that" in line
+
+
+def _process_exit(lines: list[str], idx: int) -> ProcessExit | None:
+    """A launcher's or the kernel's report of a rank that died; ``None`` for anything else
+    (exit code 0 included)."""
+    line = lines[idx]
+    if "noticed that process rank" in line and "signal" not in line and idx + 1 < len(lines):
+        # Open MPI/PRRTE wrap their help text near 80 columns ("... on node cn517 exited on" /
+        # "signal 9 (Killed)."): read the report as one line, at the line where it starts
+        line = f"{line.rstrip()} {lines[idx + 1].strip()}"
+    elif idx > 0 and "noticed that process rank" in lines[idx - 1] and "signal" not in (
+        lines[idx - 1]
+    ):
+        return None  # the wrapped tail of the report above, read there
+    tr = _TORCH_RANK_RE.search(line)
+    base = _ProblemCommon(
+        line=idx + 1,
+        host=None,
+        pid=None,
+        tid=None,
+        cuda_dev=None,
+        launcher_rank=int(tr.group(1)) if tr is not None else None,
+        message=line.strip(),
+        source=None,
+    )
+    m = _TORCHRUN_FAILED_RE.search(line)
+    if m is not None:
+        return _exited(base, int(m["code"]), pid=int(m["pid"]), local_rank=int(m["lr"]))
+    m = _SUMMARY_EXIT_RE.search(line)
+    if m is not None:
+        host: str | None = None
+        rank: int | None = None
+        local: int | None = None
+        first = False
+        for back in range(idx - 1, max(-1, idx - 10), -1):
+            prev = lines[back]
+            if host is None and (hm := _SUMMARY_HOST_RE.match(prev)) is not None:
+                host = hm[1]
+            elif rank is None and (rm := _SUMMARY_RANK_RE.match(prev)) is not None:
+                rank, local = int(rm[1]), _int(rm[2])
+            elif "Root Cause" in prev:
+                first = True
+                break
+            elif "Failures:" in prev or prev.startswith("---") or prev.startswith("==="):
+                break
+        base["host"] = host
+        return _exited(
+            base, int(m["code"]), pid=int(m["pid"]), rank=rank, local_rank=local, first=first
+        )
+    m = _MPIRUN_SIGNAL_RE.search(line)
+    if m is not None:
+        base["host"] = m["host"].rstrip(".") if m["host"] else None
+        base["pid"] = _int(m["pid"])
+        sig = int(m["sig"])
+        name, reason = _SIGNALS.get(sig, (f"signal {sig}", "crash"))
+        return ProcessExit(
+            category="process_exit",
+            hint=_EXIT_HINT[reason],
+            reason=reason,
+            signal=sig,
+            signal_name=name,
+            rank=int(m["rank"]),
+            first_failure="run noticed that" in line,  # mpirun (Open MPI) and prterun (PRRTE)
+            **base,
+        )
+    if _CUDA_OOM_RE.search(line) is not None:
+        return ProcessExit(category="process_exit", hint=_EXIT_HINT["oom"], reason="oom", **base)
+    m = _KERNEL_OOM_RE.search(line)
+    if m is not None:
+        base["pid"] = int(m["pid"])
+        return ProcessExit(
+            category="process_exit",
+            hint=_EXIT_HINT["oom"],
+            reason="oom",
+            signal=9,
+            signal_name="SIGKILL",
+            **base,
+        )
+    return None
+
+
+_EXIT_HINT: dict[str, str] = {
+    "oom": "out of memory: the rank died (or stopped answering) and its peers' RDMA "
+    "retries and socket reads fail after it",
+    "killed": "SIGKILL: the kernel OOM killer, the scheduler or an operator ended the rank",
+    "crash": "the rank crashed (segfault, bus error, illegal instruction)",
+    "abort": "SIGABRT: PyTorch aborts a rank after an NCCL error; usually a consequence",
+    "terminated": "the launcher stopped the rank after another one failed; a consequence",
+    "exit": "the rank exited with an error code",
+}
+
+
+def _exited(
+    base: _ProblemCommon,
+    code: int,
+    *,
+    pid: int,
+    rank: int | None = None,
+    local_rank: int | None = None,
+    first: bool = False,
+) -> ProcessExit | None:
+    """torchrun's ``exitcode``: negative is the signal that killed the process."""
+    if code == 0:
+        return None
+    if code < 0:
+        name, reason = _SIGNALS.get(-code, (f"signal {-code}", "crash"))
+        sig: int | None = -code
+    else:
+        name, reason, sig = None, "exit", None
+    base["pid"] = pid
+    return ProcessExit(
+        category="process_exit",
+        hint=_EXIT_HINT[reason],
+        reason=reason,
+        exit_code=code,
+        signal=sig,
+        signal_name=name,
+        rank=rank,
+        local_rank=local_rank,
+        first_failure=first,
+        **base,
+    )
 
 
 def _looks_cut(line: str) -> bool:

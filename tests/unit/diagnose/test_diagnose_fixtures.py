@@ -5,7 +5,8 @@ source), the rule that must be ranked first, rules that must (not) fire, healthy
 ``sources`` (every input file -> where it comes from), optional ``first`` (the rule id ranked
 first), ``expect`` (rule ids that must fire, with optional ``target``/``message`` substrings),
 ``absent`` (rule ids that must not fire), ``healthy: true`` (no error finding at all),
-optional ``fabric`` (a fabric or design file in the case, given as ``--fabric``).
+optional ``fabric`` (a fabric or design file in the case, given as ``--fabric``), ``assembled:
+true`` where the files are real captures from different jobs put together (said in a comment).
 """
 
 from __future__ import annotations

@@ -101,6 +101,18 @@ def test_scope_input_is_one_finding_over_everything() -> None:
     assert f.target == "all input"
 
 
+def test_match_scope_input_looks_past_the_subject() -> None:
+    # the status-12 log names host hostname-test; the torchrun log names no host at all
+    peer = FIX / "retry-exceeded-peer-killed"
+    ev = load_evidence([peer / "nccl.log", peer / "launcher.log"])
+    died = {"record": "problem", "where": {"category": {"eq": "process_exit"}}}
+    when = {"all": [{"record": "problem", "where": {"status": {"eq": 12}}}], "none": [died]}
+    own = _rule(when=when, message="{count}")
+    assert [f.target for f in diagnose(ev, [own]).findings] == ["hostname-test"]
+    across = _rule(when={**when, "none": [{**died, "scope": "input"}]}, message="{count}")
+    assert diagnose(ev, [across]).findings == []
+
+
 def test_field_paths_walk_attributes_and_int_keys() -> None:
     rec = SimpleNamespace(counters={"rx_discards_phy": 7}, by_prio={3: 11})
     assert field_value(rec, "counters.rx_discards_phy") == 7

@@ -22,6 +22,7 @@ from aifabric.evidence.nccl_log import (
     NetDevices,
     NetPlugin,
     NetSelected,
+    ProcessExit,
     RingOrder,
     SocketError,
     TreeLinks,
@@ -578,3 +579,174 @@ def test_tuner_and_profiler_plugin_lines() -> None:
     assert not r.warnings
     got = [(p.line, p.kind, p.status) for p in r.of_type(NetPlugin)]
     assert got == [(1, "profiler", "internal"), (3, "tuner", "internal"), (4, "tuner", "internal")]
+
+
+# -- rank deaths reported by launchers and the kernel (lines as captured; sources per test) ----
+
+
+def test_torchrun_failed_line_sigkill() -> None:
+    # source: https://github.com/hpcaitech/ColossalAI/issues/3514
+    text = "\n".join(
+        [
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812916 closing"
+            " signal SIGTERM",
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank:"
+            " 3 (pid: 812917) of binary: /data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
+        ]
+    )
+    r = parse(text)
+    (d,) = r.of_type(ProcessExit)
+    assert (d.line, d.exit_code, d.signal, d.signal_name, d.reason) == (
+        2,
+        -9,
+        9,
+        "SIGKILL",
+        "killed",
+    )
+    assert (d.pid, d.local_rank, d.first_failure, d.category) == (812917, 3, False, "process_exit")
+
+
+def test_torchrun_summary_root_cause_block() -> None:
+    # source: https://github.com/lzhxmu/CPPO/issues/6
+    text = "\n".join(
+        [
+            "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+            "============================================================",
+            "src/open_r1/grpo_gsm.py FAILED",
+            "------------------------------------------------------------",
+            "Failures:",
+            "  <NO_OTHER_FAILURES>",
+            "------------------------------------------------------------",
+            "Root Cause (first observed failure):",
+            "[0]:",
+            "  time      : 2025-05-21_15:43:03",
+            "  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker",
+            "  rank      : 0 (local_rank: 0)",
+            "  exitcode  : -9 (pid: 14750)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 9 (SIGKILL) received by PID 14750",
+            "============================================================",
+        ]
+    )
+    (d,) = parse(text).of_type(ProcessExit)
+    assert d.host == "mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker"
+    assert (d.line, d.rank, d.local_rank, d.pid, d.exit_code, d.reason, d.first_failure) == (
+        13,
+        0,
+        0,
+        14750,
+        -9,
+        "killed",
+        True,
+    )
+
+
+def test_torchrun_summary_other_failures_are_not_root_cause() -> None:
+    # source: https://github.com/vllm-project/speculators/issues/1115 ([1] exit 1, [2] SIGKILL,
+    # [3] SIGTERM listed under "Failures:"; the root cause is another block)
+    text = "\n".join(
+        [
+            "Failures:",
+            "[1]:",
+            "  time      : 2026-09-07_13:02:58",
+            "  host      : localhost",
+            "  rank      : 3 (local_rank: 3)",
+            "  exitcode  : 1 (pid: 14692)",
+            "  error_file: <N/A>",
+            "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
+            "[2]:",
+            "  time      : 2026-09-07_13:03:29",
+            "  host      : localhost",
+            "  rank      : 0 (local_rank: 0)",
+            "  exitcode  : -9 (pid: 14689)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 9 (SIGKILL) received by PID 14689",
+            "[3]:",
+            "  time      : 2026-09-07_13:03:29",
+            "  host      : localhost",
+            "  rank      : 2 (local_rank: 2)",
+            "  exitcode  : -15 (pid: 14691)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 15 (SIGTERM) received by PID 14691",
+        ]
+    )
+    got = [
+        (d.rank, d.exit_code, d.reason, d.signal_name, d.first_failure)
+        for d in parse(text).of_type(ProcessExit)
+    ]
+    assert got == [
+        (3, 1, "exit", None, False),
+        (0, -9, "killed", "SIGKILL", False),
+        (2, -15, "terminated", "SIGTERM", False),
+    ]
+
+
+def test_mpirun_noticed_signal() -> None:
+    # source: https://github.com/open-mpi/ompi/issues/2661
+    line = (
+        "mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9"
+        " (Killed)."
+    )
+    (d,) = parse(line).of_type(ProcessExit)
+    assert (d.host, d.rank, d.pid, d.signal, d.reason, d.first_failure) == (
+        "host01",
+        0,
+        21183,
+        9,
+        "killed",
+        True,
+    )
+
+
+def test_exit_code_zero_and_ordinary_lines_are_not_deaths() -> None:
+    text = "\n".join(
+        [
+            "  exitcode  : 0 (pid: 10)",
+            "INFO: process exited normally",
+            "reserved memory 3.2 GiB",
+        ]
+    )
+    assert parse(text).of_type(ProcessExit) == []
+
+
+@given(st.integers(min_value=-64, max_value=255), st.integers(min_value=1, max_value=2**22))
+def test_torchrun_exitcode_signal_property(code: int, pid: int) -> None:
+    line = f"[E api.py:1] failed (exitcode: {code}) local_rank: 1 (pid: {pid}) of binary: /x"
+    got = parse(line).of_type(ProcessExit)
+    if code == 0:
+        assert got == []
+    else:
+        (d,) = got
+        assert d.pid == pid and d.exit_code == code
+        assert d.signal == (-code if code < 0 else None)
+
+
+def test_prterun_noticed_signal_wrapped_over_two_lines() -> None:
+    # PRRTE (Open MPI 5) wraps its report near 80 columns; lines as posted
+    # source: https://hpc-community.unige.ch/t/3924 (OpenMPI 5.0.3, PRRTE 3.0.5)
+    text = "\n".join(
+        [
+            "#6  0xffffffffffffffff in ???",
+            "--------------------------------------------------------------------------",
+            "prterun noticed that process rank 2 with PID 1617008 on node cpu155 exited on",
+            "signal 4 (Illegal instruction).",
+            "--------------------------------------------------------------------------",
+        ]
+    )
+    got = [
+        (d.line, d.host, d.rank, d.pid, d.signal_name, d.reason, d.first_failure)
+        for d in parse(text).of_type(ProcessExit)
+    ]
+    assert got == [
+        (3, "cpu155", 2, 1617008, "SIGILL", "crash", True),
+    ]
+
+
+def test_launcher_log_alone_is_detected_as_nccl_log() -> None:
+    # a torchrun log without any NCCL line (ColossalAI#3514) still goes to this parser
+    text = (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank:"
+        " 3 (pid: 812917) of binary: /usr/bin/python"
+    )
+    assert detect(text) == 0.6
+    assert detect("hello world\n") == 0.0

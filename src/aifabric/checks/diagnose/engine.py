@@ -334,21 +334,25 @@ def _render(rule: Rule, subject: str, matched: list[tuple[Match, list[Item]]]) -
         return rule.message
 
 
-def _evaluate(rule: Rule, subject: str, items: ByType) -> Finding | None:
+def _evaluate(rule: Rule, subject: str, own: ByType, everything: ByType) -> Finding | None:
     cond = rule.when
     matched: list[tuple[Match, list[Item]]] = []
+
+    def pool(m: Match) -> ByType:
+        return everything if m.scope == "input" else own
+
     for m in cond.all:
-        found = _select(items, m)
+        found = _select(pool(m), m)
         if not _holds(m, found):
             return None
         matched.append((m, found))
     if cond.any:
-        any_hit = [(m, f) for m in cond.any if _holds(m, f := _select(items, m))]
+        any_hit = [(m, f) for m in cond.any if _holds(m, f := _select(pool(m), m))]
         if not any_hit:
             return None
         matched += any_hit
     for m in cond.none:
-        if _holds(m, _select(items, m)):
+        if _holds(m, _select(pool(m), m)):
             return None
     quotes: list[str] = []
     for _, found in matched:
@@ -379,12 +383,12 @@ def diagnose(ev: Evidence, rules: Sequence[Rule] | None = None) -> Diagnosis:
     everything = _by_type(ev.items)
     for rule in rules:
         if rule.scope == "input":
-            f = _evaluate(rule, "all input", everything)
+            f = _evaluate(rule, "all input", everything, everything)
             if f is not None:
                 findings.append(f)
             continue
         for subject, items in sorted(subjects.items()):
-            f = _evaluate(rule, subject, items)
+            f = _evaluate(rule, subject, items, everything)
             if f is not None:
                 findings.append(f)
     order = {"error": 0, "warning": 1, "info": 2}

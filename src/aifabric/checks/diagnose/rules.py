@@ -31,7 +31,9 @@ Operators: ``eq ne gt ge lt le in not_in contains not_contains matches exists``.
 walk attributes and dict keys (``counters.rx_discards_phy``, ``rx_pause_by_prio.3``).
 ``count`` on a match requires a number of matching records (``{ge: 2}``). ``scope: subject``
 (default) evaluates a rule per host/device (a bundle directory, a log's hostname, a file);
-``scope: input`` over everything given at once.
+``scope: input`` over everything given at once; a single match may say ``scope: input`` to look
+across all input from a per-subject rule (a ``none`` clause naming a launcher log that has no
+host names).
 """
 
 from __future__ import annotations
@@ -98,6 +100,11 @@ class Match(StrictModel):
     as_: str | None = Field(default=None, alias="as", description="name in message templates")
     where: dict[str, dict[Op, Any]] = Field(default_factory=dict)
     count: dict[Op, int] | None = Field(default=None, description="how many records must match")
+    scope: Literal["rule", "input"] = Field(
+        default="rule",
+        description="where to look: the rule's subject (default) or everything given at once "
+        "(a launcher log without host names that clears a per-host rule)",
+    )
 
     @field_validator("where")
     @classmethod
