@@ -24,7 +24,13 @@ marked ``Src(default=True)`` and points at the line that enabled RoCE. Explicit 
 override them: ``qos pfc <profile> switch-priority N``, ``qos mapping <profile> dscp D
 switch-priority S`` / ``trust T``, ``qos egress-queue-mapping <profile> switch-priority S
 traffic-class T``, ``interface <ports> link mtu N`` (ranges ``swp1-32`` expand). ``mode lossy``
-has no PFC. ``nv unset qos roce`` removes RoCE.
+has no PFC. ``nv unset qos roce`` removes RoCE; ``nv set qos roce enable on|off`` turns it on
+or off.
+Profiles other than ``default-global`` (``qos mapping|pfc|egress-queue-mapping|
+congestion-control <name> ...``, with ``congestion-control <name> traffic-class N ecn enable``,
+``min-threshold``/``max-threshold`` in bytes, ``probability``) apply only to the interfaces that
+bind them (``nv set interface swp12 qos pfc profile <name>``); an unbound one is noted, not
+applied. ``qos traffic-pool`` settings are counted in one note (pools are not modelled).
 
 MTU: "In Cumulus Linux, ifupdown2 assigns 9216 as the default MTU setting" (5.10 user guide,
 Switch Port Attributes), so a configuration (``nv set`` / YAML) that states no MTU gets 9216 as
@@ -53,6 +59,7 @@ from aifabric.evidence.sonic_config import (
     QosSetting,
     QueueSchedule,
     TcMap,
+    size_to_bytes,
 )
 
 __all__ = [
@@ -94,7 +101,7 @@ class _Roce:
 
 @dataclass
 class _Explicit:
-    """``nv set`` / YAML QoS settings that override the RoCE defaults."""
+    """``nv set`` / YAML QoS settings that override the RoCE defaults (one profile's worth)."""
 
     pfc: Val[tuple[int, ...]] | None = None
     trust: Val[str] | None = None
@@ -102,13 +109,67 @@ class _Explicit:
     dscp_src: Src | None = None
     sp_tc: dict[int, int] = field(default_factory=dict)
     sp_tc_src: Src | None = None
+    ecn: dict[int, dict[str, str]] = field(default_factory=dict)
+    """``congestion-control`` per traffic class: ``ecn``, ``min-threshold``, ... → value."""
+    ecn_src: Src | None = None
+    pfc_off: list[str] = field(default_factory=list)
+    """``tx enable off`` / ``rx enable off`` lines of a PFC profile."""
+
+
+_PROFILE_KINDS = ("mapping", "pfc", "egress-queue-mapping", "congestion-control")
+"""NVUE QoS profile families (``nv set qos <kind> <profile> ...``); ``default-global`` is the
+profile every interface uses unless ``nv set interface X qos <kind> profile P`` binds another
+(Cumulus Linux 5.x user guide, Quality of Service: "default-global" and interface profiles)."""
+_DEFAULT_PROFILE = "default-global"
+_IGNORED_INTERFACE = frozenset({"description", "type", "ip", "router", "bridge", "lldp"})
+"""``nv set interface X <word> ...`` settings with no bearing on lossless QoS."""
+
+
+@dataclass
+class _Profiles:
+    """Explicit settings per ``(kind, profile)`` and which interfaces bind which profile."""
+
+    by_name: dict[tuple[str, str], _Explicit] = field(default_factory=dict)
+    bindings: dict[str, dict[str, tuple[str, Src]]] = field(default_factory=dict)
+    """interface scope (``swp1-4``) → profile kind → (profile, the binding line)."""
+    pools: list[int] = field(default_factory=list)
+
+    def get(self, kind: str, name: str) -> _Explicit:
+        """The settings of profile ``name`` of ``kind``, created empty on first use."""
+        return self.by_name.setdefault((kind, name), _Explicit())
+
+    def merged(self, name: str) -> _Explicit:
+        """Every kind's settings of profile ``name`` in one (for ``default-global``)."""
+        out = _Explicit()
+        for kind in _PROFILE_KINDS:
+            e = self.by_name.get((kind, name))
+            if e is not None:
+                _merge(out, e)
+        return out
+
+
+def _merge(out: _Explicit, e: _Explicit) -> None:
+    """Copy what ``e`` states into ``out``."""
+    out.pfc = e.pfc or out.pfc
+    out.trust = e.trust or out.trust
+    if e.dscp:
+        out.dscp.update(e.dscp)
+        out.dscp_src = e.dscp_src
+    if e.sp_tc:
+        out.sp_tc.update(e.sp_tc)
+        out.sp_tc_src = e.sp_tc_src
+    if e.ecn:
+        out.ecn.update(e.ecn)
+        out.ecn_src = e.ecn_src
+    out.pfc_off.extend(e.pfc_off)
 
 
 def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
     """Read parsed NVUE output/configuration into the observed model of device ``name``."""
     dev = ObservedDevice(name=name, role="switch", dialect="nvue", files=[file])
     roce = _Roce()
-    explicit = _Explicit()
+    profiles = _Profiles()
+    explicit = profiles.get("mapping", _DEFAULT_PROFILE)  # YAML settings go to default-global
     is_config = _is_structured(result) or any(isinstance(r, NvueSet) for r in result.records)
     counters = 0
     pools = 0
@@ -124,7 +185,7 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
 
     for rec in result.records:
         if isinstance(rec, NvueSet):
-            _set(rec, file, roce, explicit, dev)
+            _set(rec, file, roce, profiles, dev)
         elif isinstance(rec, Mtu):
             for v in views(rec.port or rec.scope):
                 v.mtu_bytes = Val(rec.mtu_bytes, src(rec.line, f"mtu {rec.mtu_bytes}"))
@@ -170,7 +231,13 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
         elif isinstance(rec, NvueTableRow) and "ool" in rec.table:
             pools += 1
 
-    _apply(dev, roce, explicit, file, is_config)
+    _apply(dev, roce, profiles.merged(_DEFAULT_PROFILE), file, is_config)
+    _apply_bound(dev, profiles, file)
+    if profiles.pools:
+        dev.notes.append(
+            f"{file}: {len(profiles.pools)} 'qos traffic-pool' settings (lines "
+            f"{', '.join(map(str, profiles.pools[:6]))}); buffer pools are not modelled"
+        )
     if counters:
         dev.notes.append(f"{file}: {counters} NVUE counters read; counters are state, not config")
     if pools:
@@ -240,7 +307,7 @@ def _set(
     rec: NvueSet,
     file: str,
     roce: _Roce,
-    explicit: _Explicit,
+    profiles: _Profiles,
     dev: ObservedDevice,
 ) -> None:
     """One ``nv set`` / ``nv unset`` command."""
@@ -258,34 +325,179 @@ def _set(
         if len(w) == 4 and w[2] == "mode":
             roce.enabled, roce.mode, roce.line, roce.text = True, w[3], rec.line, text
             return
+        if len(w) == 4 and w[2] in ("enable", "state"):
+            # 'nv set qos roce enable on|off' (5.x); 'state enabled|disabled' in some pastes
+            on = w[3].lower() in ("on", "enabled", "true", "yes")
+            roce.enabled = on and not rec.unset
+            if roce.line is None or not on:
+                roce.line, roce.text = rec.line, text
+            return
     elif rec.unset:
         pass
-    elif len(w) == 5 and w[:2] == ("qos", "pfc") and w[3] == "switch-priority":
-        explicit.pfc = Val(_ids(w[4]), s)
+    elif len(w) >= 4 and w[0] == "qos" and w[1] in _PROFILE_KINDS:
+        if _profile_set(w[1], w[2], w[3:], s, profiles.get(w[1], w[2])):
+            return
+    elif w[:2] == ("qos", "traffic-pool"):
+        profiles.pools.append(rec.line)
         return
-    elif len(w) == 5 and w[:2] == ("qos", "mapping") and w[3] == "trust":
-        explicit.trust = Val(trust_of(w[4]), s)
-        return
-    elif (
-        len(w) == 7 and w[:2] == ("qos", "mapping") and w[3] == "dscp" and w[5] == "switch-priority"
-    ):
-        for d in _ids(w[4]):
-            explicit.dscp[d] = int(w[6])
-        explicit.dscp_src = s
-        return
-    elif (
-        len(w) == 7
-        and w[:2] == ("qos", "egress-queue-mapping")
-        and w[3] == "switch-priority"
-        and w[5] == "traffic-class"
-    ):
-        for sp in _ids(w[4]):
-            explicit.sp_tc[sp] = int(w[6])
-        explicit.sp_tc_src = s
-        return
+    elif len(w) == 6 and w[0] == "interface" and w[2] == "qos" and w[4] == "profile":
+        if w[3] in _PROFILE_KINDS:
+            profiles.bindings.setdefault(w[1], {})[w[3]] = (w[5], s)
+            return
     elif len(w) == 5 and w[0] == "interface" and w[2:4] == ("link", "mtu"):
         return  # the parser's Mtu record carries it
+    elif (
+        len(w) >= 3
+        and w[0] == "interface"
+        and (w[2] in _IGNORED_INTERFACE or w[2:4] == ("link", "state"))
+    ):
+        return  # addressing, descriptions, admin state: nothing lossless QoS depends on
     dev.notes.append(f"{file} line {rec.line}: {text}: not interpreted")
+
+
+def _profile_set(kind: str, name: str, rest: tuple[str, ...], s: Src, e: _Explicit) -> bool:
+    """``nv set qos <kind> <name> <rest...>`` into profile ``e``; False when not understood."""
+    if kind == "pfc" and len(rest) == 2 and rest[0] == "switch-priority":
+        e.pfc = Val(_ids(rest[1]), s)
+        return True
+    if kind == "pfc" and rest[:1] in (("tx",), ("rx",)) and rest[1:2] == ("enable",):
+        # 'tx enable' (value omitted) and 'tx enable on' both enable
+        if len(rest) == 3 and rest[2].lower() in ("off", "disabled", "false", "no"):
+            e.pfc_off.append(str(s.text))
+        return len(rest) in (2, 3)
+    if kind == "pfc" and rest[:1] in (("cable-length",), ("port-buffer",), ("xoff-threshold",)):
+        return True  # headroom sizing inputs: the switch computes headroom from them
+    if kind == "mapping" and len(rest) == 2 and rest[0] == "trust":
+        e.trust = Val(trust_of(rest[1]), s)
+        return True
+    if kind == "mapping" and len(rest) == 4 and rest[0] == "dscp" and rest[2] == "switch-priority":
+        for d in _ids(rest[1]):
+            e.dscp[d] = int(rest[3])
+        e.dscp_src = s
+        return True
+    if (
+        kind == "egress-queue-mapping"
+        and len(rest) == 4
+        and rest[0] == "switch-priority"
+        and rest[2] == "traffic-class"
+    ):
+        for sp in _ids(rest[1]):
+            e.sp_tc[sp] = int(rest[3])
+        e.sp_tc_src = s
+        return True
+    if kind == "congestion-control" and len(rest) >= 3 and rest[0] == "traffic-class":
+        key = rest[2]
+        if key in ("ecn", "red"):
+            # 'ecn enable' = 'ecn enable on'; 'ecn enable off' / 'ecn disable' turn it off
+            tail = rest[3:]
+            value = (
+                tail[1]
+                if tail[:1] == ("enable",) and len(tail) > 1
+                else ("off" if tail[:1] == ("disable",) else "on")
+            )
+        elif len(rest) == 4:
+            value = rest[3]
+        else:
+            return False
+        if key not in ("ecn", "red", "min-threshold", "max-threshold", "probability"):
+            return False
+        for tc in _ids(rest[1]):
+            e.ecn.setdefault(tc, {})[key] = value
+        e.ecn_src = s
+        return True
+    return False
+
+
+def _threshold(raw: str | None) -> int | None:
+    """An NVUE threshold: bytes (``150000``) or with a unit (``150KB``, ``1.5 MB``)."""
+    if raw is None:
+        return None
+    m = re.match(r"^(\d+(?:\.\d+)?)\s*([KMG]?B)?$", raw.strip(), re.IGNORECASE)
+    if m is None:
+        return None
+    if m.group(2) is None or m.group(2).upper() == "B":
+        return int(float(m.group(1)))
+    return size_to_bytes(m.group(1), m.group(2))
+
+
+def _ecn_of(e: _Explicit) -> list[EcnObs]:
+    """A congestion-control profile's ECN markings, one per traffic class it names."""
+    out: list[EcnObs] = []
+    assert e.ecn_src is not None or not e.ecn
+    for tc, kv in sorted(e.ecn.items()):
+        on = kv.get("ecn", "on").lower() not in ("off", "disable", "disabled", "false", "no")
+        assert e.ecn_src is not None
+        out.append(
+            EcnObs(
+                queue=tc,
+                queues=(tc,),
+                kmin_bytes=_threshold(kv.get("min-threshold")),
+                kmax_bytes=_threshold(kv.get("max-threshold")),
+                probability_pct=_flt(kv.get("probability", "")),
+                enabled=on,
+                src=e.ecn_src,
+                kmin_raw=kv.get("min-threshold"),
+                kmax_raw=kv.get("max-threshold"),
+            )
+        )
+    return out
+
+
+def _apply_bound(dev: ObservedDevice, profiles: _Profiles, file: str) -> None:
+    """Named profiles bound to interfaces override the defaults on those ports; named
+    profiles no interface binds are not applied (and said so)."""
+    used: set[tuple[str, str]] = set()
+    base = dev.defaults
+    for scope, kinds in profiles.bindings.items():
+        views = [dev.ports.setdefault(p, PortView(port=p)) for p in expand_ports(scope)]
+        for kind, (name, bsrc) in kinds.items():
+            used.add((kind, name))
+            e = profiles.by_name.get((kind, name))
+            if name == _DEFAULT_PROFILE:
+                continue
+            if e is None:
+                dev.notes.append(
+                    f"{file} line {bsrc.line}: {scope} binds {kind} profile {name}, which the "
+                    "file does not define (NVUE rejects that; the default-global profile is "
+                    "taken)"
+                )
+                continue
+            for v in views:
+                _apply_profile(v, base, e)
+    for (kind, name), e in profiles.by_name.items():
+        if name != _DEFAULT_PROFILE and (kind, name) not in used and _stated(e):
+            src = e.pfc or e.trust or e.dscp_src or e.sp_tc_src or e.ecn_src
+            line = getattr(src, "line", None) if not isinstance(src, Val) else src.src.line
+            dev.notes.append(
+                f"{file} line {line}: qos {kind} profile {name} is bound to no interface "
+                f"('nv set interface X qos {kind} profile {name}'), so the switch does not "
+                "apply it"
+            )
+
+
+def _stated(e: _Explicit) -> bool:
+    return bool(e.pfc or e.trust or e.dscp or e.sp_tc or e.ecn)
+
+
+def _apply_profile(v: PortView, base: PortView, e: _Explicit) -> None:
+    """One bound named profile onto port view ``v`` (unstated entries from the defaults)."""
+    if e.pfc is not None:
+        v.pfc_priorities = Val((), e.pfc.src) if e.pfc_off else e.pfc
+    if e.trust is not None:
+        v.trust = e.trust
+    if e.dscp:
+        assert e.dscp_src is not None
+        dscp = dict(base.dscp_to_tc.value) if base.dscp_to_tc is not None else {}
+        dscp.update(e.dscp)
+        v.dscp_to_tc = Val(dscp, e.dscp_src)
+        v.trust = v.trust or base.trust
+    if e.sp_tc:
+        assert e.sp_tc_src is not None
+        sp_tc = dict(base.tc_to_queue.value) if base.tc_to_queue is not None else {}
+        sp_tc.update(e.sp_tc)
+        v.tc_to_queue = Val(sp_tc, e.sp_tc_src)
+    if e.ecn:
+        v.ecn = _ecn_of(e)
 
 
 def _apply(
@@ -334,7 +546,9 @@ def _apply(
     elif roce.enabled is False and not roce.printed:
         dev.notes.append(f"{file} line {roce.line}: {roce.text}: RoCE is off")
     if explicit.pfc is not None:
-        d.pfc_priorities = explicit.pfc
+        d.pfc_priorities = Val((), explicit.pfc.src) if explicit.pfc_off else explicit.pfc
+    if explicit.ecn:
+        d.ecn = _ecn_of(explicit)
     if explicit.trust is not None:
         d.trust = explicit.trust
     if explicit.dscp:

@@ -157,7 +157,25 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
         qs = qc.queues
         if qc.wred_profile is not None:
             w = wred.get(qc.wred_profile)
-            if w is not None:
+            if w is None:
+                # bound but not in this file (a configlet, a partial dump): marking unknown,
+                # not absent
+                v.ecn.append(
+                    EcnObs(
+                        queue=None,
+                        queues=tuple(qc.queues),
+                        kmin_bytes=None,
+                        kmax_bytes=None,
+                        probability_pct=None,
+                        enabled=None,
+                        src=src(qc.line, f"QUEUE {qc.key} wred_profile {qc.wred_profile}"),
+                    )
+                )
+                dev.notes.append(
+                    f"{file} line {qc.line}: QUEUE {qc.key} binds WRED_PROFILE "
+                    f"{qc.wred_profile!r}, which the file does not define"
+                )
+            else:
                 v.ecn.append(
                     EcnObs(
                         queue=None,

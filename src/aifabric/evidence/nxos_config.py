@@ -16,7 +16,9 @@ of a queuing/network-qos class comes from its system class name (``c-out-8q-q3``
 ``class-map type network-qos|queuing``. Blocks are found by keyword (indentation optional, so
 flattened pastes and pastes indented as a whole, e.g. Markdown code blocks, parse too;
 ``class-map type``, ``policy-map type``, ``system qos`` and ``interface`` always open a block);
-``switch(config)#`` prompts are stripped.
+``switch(config)#`` prompts are stripped. A file whose ``interface`` lines are followed by
+unindented lines (a session typed or generated flat) keeps those lines in the interface block
+until a top-level command; ``exit`` leaves a class or block, ``end`` every block.
 
 Sources: Cisco Nexus 9000 NX-OS Quality of Service Configuration Guide 10.5(x), chapters
 "Configuring Network QoS", "Configuring Queuing and Scheduling", "Configuring Priority Flow
@@ -77,6 +79,43 @@ _CHILD_WORDS = frozenset(
 )  # fmt: skip
 
 
+_FLAT_TOP = frozenset(
+    {
+        "interface", "class-map", "policy-map", "system", "feature", "hostname", "version",
+        "vlan", "router", "vrf", "line", "boot", "username", "ntp", "logging", "snmp-server",
+        "vpc", "cfs", "control-plane", "role", "copp", "banner", "conf", "configure",
+        "copy", "show", "qos",
+    }
+)  # fmt: skip
+"""Words that still open a top-level command after an unindented ``interface`` line."""
+
+
+def _flattened(lines: list[str]) -> bool:
+    """Whether interface blocks are written unindented (a session pasted or generated flat).
+
+    A running-config indents every interface sub-command by two spaces; a file whose
+    ``interface`` lines are followed by unindented lines only is read as flat, and inside an
+    ``interface`` block its unindented lines (``priority-flow-control mode on``, ``mtu 9216``,
+    ``service-policy ...``) belong to that interface until a top-level command or ``exit``.
+    """
+    after_interface = False
+    saw_flat = False
+    for raw in lines:
+        line = _PROMPT_RE.sub("", raw.rstrip())
+        s = line.strip()
+        if not s or s.startswith(("!", "#")):
+            continue
+        if s.startswith("interface ") and not line.startswith(" "):
+            after_interface = True
+            continue
+        if after_interface:
+            if line.startswith(" "):
+                return False
+            saw_flat = True
+            after_interface = False
+    return saw_flat
+
+
 def _detect(text: str) -> float:
     head = text[:200_000]
     if (
@@ -90,6 +129,12 @@ def _detect(text: str) -> float:
         return 0.8
     if "!Command: show running-config" in head and "\nfeature " in head:
         return 0.6
+    if "!RANCID-CONTENT-TYPE: cisco-nx" in head or "\nboot nxos " in head:
+        return 0.6  # RANCID's NX-OS collector header; 'boot nxos' exists only on NX-OS
+    if "\nboot kickstart " in head and "interface Ethernet" in head:
+        return 0.6
+    if "priority-flow-control mode " in head and "interface Ethernet1/" in head:
+        return 0.6  # 'mode auto' in a 'show running-config all'; EOS has no 'mode'
     if "\nfeature " in head and "interface Ethernet" in head:
         return 0.6
     return 0.0
@@ -153,16 +198,28 @@ def parse_nxos_config(text: str) -> ParseResult:
                 )
             )
 
-    for lineno, raw in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    flat = _flattened(lines)
+    for lineno, raw in enumerate(lines, 1):
         line = _PROMPT_RE.sub("", raw.rstrip())
         s = line.strip()
         if not s or s.startswith(("!", "#")):
             continue
         indent = len(line) - len(line.lstrip(" "))
         word = s.split(None, 1)[0]
+        if word in ("end", "exit"):
+            # what a pasted session types: 'exit' leaves the innermost mode, 'end' all modes
+            if word == "end" or indent == 0 or (ctx is not None and ctx.cls is None):
+                close(ctx)
+                ctx = None
+            elif ctx is not None:
+                ctx.cls = None
+            continue
         is_child = ctx is not None and (indent > 0 or word in _CHILD_WORDS)
         if word in _TOP_WORDS and indent == 0 and not (word == "priority-flow-control" and ctx):
             is_child = False
+        if flat and ctx is not None and ctx.kind == "interface" and word not in _FLAT_TOP:
+            is_child = True  # flattened paste: interface sub-commands are not indented
         if _ALWAYS_TOP_RE.match(s):
             is_child = False  # never nested: pastes indented as a whole, or flattened
         if not is_child:

@@ -502,7 +502,7 @@ def parse_sonic_config_db(text: str) -> ParseResult:
     result = ParseResult(kind="sonic-config-db")
     lines = text.split("\n")
     start = 0
-    while start < len(lines) and not lines[start].lstrip().startswith("{"):
+    while start < len(lines) and not lines[start].lstrip().startswith(("{", "[")):
         start += 1
     if start == len(lines):
         result.warn(None, "no JSON object found (expected a config_db.json document)")
@@ -517,6 +517,8 @@ def parse_sonic_config_db(text: str) -> ParseResult:
         bad = lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
         result.warn(line, f"malformed JSON ({getattr(exc, 'msg', exc)}); salvaging tables", bad)
         data = _salvage(body, result, start + 1)
+    if isinstance(data, list):
+        data = _merge_list(data, result, start + 1)
     if not isinstance(data, dict):
         result.warn(start + 1, "config_db JSON must be an object of tables", lines[start])
         return result
@@ -524,6 +526,27 @@ def parse_sonic_config_db(text: str) -> ParseResult:
         index = _LineIndex(lines[start:], start + 1, {k for k in tables if k in _KNOWN_TABLES})
         _emit(tables, index, result)
     return result
+
+
+def _merge_list(items: list[Any], result: ParseResult, line: int) -> dict[str, Any] | None:
+    """A JSON array of table objects (sonic-mgmt configlets, ``[{"PORT": {...}}, {"QUEUE":
+    {...}}]``) → one object, applied in order as ``sonic-cfggen``/``config load`` would:
+    later entries add tables and keys, and their fields update those of the same key."""
+    if not items or not all(isinstance(i, dict) for i in items):
+        return None
+    merged: dict[str, Any] = {}
+    for item in items:
+        for table, entries in item.items():
+            if not isinstance(entries, dict):
+                result.warn(line, f"table {table} is not an object; skipped")
+                continue
+            into = merged.setdefault(table, {})
+            for key, fields in entries.items():
+                if isinstance(fields, dict) and isinstance(into.get(key), dict):
+                    into[key].update(fields)
+                else:
+                    into[key] = fields
+    return merged
 
 
 def _loads_ignoring_trailing_prompt(body: str) -> Any:
