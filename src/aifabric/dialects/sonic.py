@@ -114,6 +114,10 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
         if pq.pfc_enable is not None:
             text = f'"pfc_enable": "{",".join(map(str, pq.pfc_enable))}"'
             v.pfc_priorities = Val(tuple(pq.pfc_enable), src(pq.line, text))
+        elif pq.port is not None and pq.maps:
+            # a port's PORT_QOS_MAP entry is where SONiC's qosorch reads pfc_enable: an entry
+            # that binds maps but names no pfc_enable leaves PFC off on that port
+            v.pfc_priorities = Val((), src(pq.line, f"PORT_QOS_MAP|{pq.port} without pfc_enable"))
         if pq.pfcwd_sw_enable is not None:
             v.pfc_watchdog = Val(bool(pq.pfcwd_sw_enable), src(pq.line, "pfcwd_sw_enable"))
         dscp_name = pq.maps.get("dscp_to_tc_map")

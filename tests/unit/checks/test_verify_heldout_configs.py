@@ -83,3 +83,28 @@ def test_sonic_configlet_list_of_tables_is_merged() -> None:
     marks = dev.ports["Ethernet63"].ecn
     assert marks and all(m.enabled is None for m in marks)
     assert any("AZURE_LOSSLESS" in n for n in dev.notes)
+
+
+def test_sonic_port_qos_map_without_pfc_enable_is_pfc_off() -> None:
+    """SONiC's qosorch reads pfc_enable from a port's PORT_QOS_MAP entry: a port whose entry
+    binds maps but has no pfc_enable runs without PFC (not "unknown")."""
+    # source: sonic-net/sonic-buildimage src/sonic-config-engine/tests/sample_output/py3/
+    # qos-arista7060x6.json @086b03bd (PORT_QOS_MAP entries, values verbatim)
+    text = """{
+    "PORT_QOS_MAP": {
+        "global": {"dscp_to_tc_map": "AZURE"},
+        "Ethernet0": {
+            "dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE", "pfc_enable": "3,4",
+            "pfcwd_sw_enable": "3,4", "tc_to_pg_map": "AZURE", "pfc_to_queue_map": "AZURE"
+        },
+        "Ethernet512": {
+            "dscp_to_tc_map": "AZURE", "tc_to_queue_map": "AZURE", "tc_to_pg_map": "AZURE"
+        }
+    }
+}"""
+    dev = sonic.interpret(parse_text(text, kind="sonic-config-db"), file="x.json", name="x")
+    on = dev.ports["Ethernet0"].pfc_priorities
+    off = dev.ports["Ethernet512"].pfc_priorities
+    assert on is not None and on.value == (3, 4)
+    assert off is not None and off.value == ()
+    assert dev.defaults.pfc_priorities is None  # the global entry says nothing about PFC

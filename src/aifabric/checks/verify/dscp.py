@@ -32,6 +32,16 @@ from aifabric.findings import Finding
 __all__: list[str] = []
 
 
+_CLASS_WORD = {
+    "nvue": "switch priority",
+    "cumulus": "switch priority",
+    "nxos": "qos-group",
+    "eos": "traffic-class",
+}
+"""What each dialect calls the class a DSCP is mapped to (PFC is set on it): NVUE and Cumulus
+map DSCP to a switch priority, NX-OS sets a qos-group, EOS a traffic-class, SONiC a TC."""
+
+
 def _switch_views(ctx: CheckContext) -> Iterator[tuple[ObservedDevice, str, PortView]]:
     """(switch, port label, view) of every RoCE port of the observed switches."""
     for e in roce_ports(ctx.fabric, ctx.observed):
@@ -150,22 +160,28 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
         )
     for (dname, dscp, tc), g in sorted(lossy.items()):
         why = ", ".join(m.origin for m in origins.get(dscp, []))
-        pfc_note = ""
+        dialect = dialect_of(obs, dname)
+        word = _CLASS_WORD.get(dialect, "TC")
+        pfc_note = (
+            " SONiC's default map (qos_config.j2) makes only DSCP 3 and 4 lossless and sends 26 "
+            "to TC 1 (anchors.md §1.3)."
+            if dialect == "sonic"
+            else ""
+        )
         yield meta.finding(
             target=g.target(),
             message=(
-                f"{dname}{_vendor(obs, dname)}: RoCE DSCP {dscp} is mapped to TC {tc}, not the "
-                f"lossless TC {prio}: "
+                f"{dname}{_vendor(obs, dname)}: RoCE DSCP {dscp} is mapped to {word} {tc}, not "
+                f"the lossless {word} {prio}: "
                 f"RoCE is lossy on {g.count()} port(s)"
             ),
             expected=prio,
             actual=tc,
             evidence=[*g.evidence, *[e for m in origins.get(dscp, []) for e in m.evidence]][:6],
             explanation=(
-                f"RoCE is marked DSCP {dscp} ({why}); this switch's DSCP-to-TC map sends it to "
-                f"TC {tc}, which has no PFC, so congestion drops RoCE and go-back-N "
-                "retransmission follows (S12, S14). SONiC's default map (qos_config.j2) makes "
-                "only DSCP 3 and 4 lossless and sends 26 to TC 1 (anchors.md §1.3)." + pfc_note
+                f"RoCE is marked DSCP {dscp} ({why}); this switch's DSCP map sends it to "
+                f"{word} {tc}, which has no PFC, so congestion drops RoCE and go-back-N "
+                "retransmission follows (S12, S14)." + pfc_note
             ),
             fix=(
                 f"{dname}: "
