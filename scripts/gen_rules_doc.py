@@ -8,17 +8,32 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from aifabric.checks.diagnose import all_rules
+from aifabric.checks.diagnose.rules import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _cases(rule_id: str) -> list[str]:
-    out = []
-    for case in sorted((ROOT / "tests" / "fixtures" / "diagnose").glob("*/case.yaml")):
-        if rule_id in case.read_text(encoding="utf-8"):
-            out.append(case.parent.name)
+def _case_roles() -> dict[str, tuple[set[str], set[str]]]:
+    """Per fixture case: the rule ids it triggers (``first:``, ``expect:``) and the rule ids it
+    names under ``absent:`` (must not fire)."""
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for path in sorted((ROOT / "tests" / "fixtures" / "diagnose").glob("*/case.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        fired = {str(e["check"]) for e in data.get("expect", []) if "check" in e}
+        if data.get("first"):
+            fired.add(str(data["first"]))
+        out[path.parent.name] = (fired, {str(a) for a in data.get("absent", [])})
     return out
+
+
+def _cases(rule_id: str, roles: dict[str, tuple[set[str], set[str]]]) -> tuple[str, str]:
+    """``(triggered by, must not fire on)`` as comma-separated case names."""
+    fired = [name for name, (hit, _) in roles.items() if rule_id in hit]
+    never = [name for name, (_, absent) in roles.items() if rule_id in absent]
+    return ", ".join(fired) or "none yet", ", ".join(never) or "none"
 
 
 def render() -> str:
@@ -37,8 +52,9 @@ def render() -> str:
     ]
     for r in rules:
         lines.append(f"| `{r.id}` | {r.layer} | {r.severity} | {r.confidence:.2f} | {r.symptom} |")
+    roles = _case_roles()
     for r in rules:
-        cases = _cases(r.id)
+        fired, never = _cases(r.id, roles)
         lines += [
             "",
             f"## `{r.id}`",
@@ -51,12 +67,13 @@ def render() -> str:
             f"- Why: {r.explanation.strip()}",
             f"- Fix: {r.fix.strip()}",
             f"- Evidence it needs: {_needs(r)}",
-            f"- Fixture cases: {', '.join(cases) if cases else 'none yet'}",
+            f"- Triggered by: {fired}",
+            f"- Must not fire on: {never}",
         ]
     return "\n".join(lines) + "\n"
 
 
-def _needs(rule: object) -> str:
+def _needs(rule: Rule) -> str:
     when = rule.when
     parts = []
     for group in ("all", "any", "none"):

@@ -232,7 +232,60 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
         )
     for mode, ports in sorted(dcbx.items()):
         dev.notes.append(f"{file}: dcbx mode {mode} on {_sample(ports)} (PFC is static here)")
+    _policy_notes(dev, file, ifaces, profiles, used_profiles)
     return dev.finish(eos_neutral)
+
+
+def _policy_notes(
+    dev: ObservedDevice,
+    file: str,
+    ifaces: dict[str, _Scope],
+    profiles: dict[str, _Scope],
+    used_profiles: set[str],
+) -> None:
+    """Say where a ``service-policy`` is attached: its policy-map is not interpreted.
+
+    A queuing (non-``qos``) policy may carry the ECN thresholds, so those ports' ECN is marked
+    unknown (``ecn_unread``) rather than absent.
+
+    An EOS ``policy-map type quality-of-service`` attached with ``service-policy type qos
+    input`` reclassifies matching traffic (``set traffic-class``, ``set dscp``) ahead of the
+    trust map, so the DSCP → traffic-class that verify shows for those ports is the trust map's
+    and may not be what the policy does.
+    """
+    attached: dict[str, list[str]] = {}
+    lines: dict[str, int | None] = {}
+    scopes = [*ifaces.items(), *((f"qos profile {n}", profiles[n]) for n in sorted(used_profiles))]
+    profile_ports: dict[str, list[str]] = {}
+    for written, own in ifaces.items():
+        prof = own.qos.maps.get("service-profile") if own.qos is not None else None
+        if prof:
+            profile_ports.setdefault(f"qos profile {prof}", []).append(written)
+    for where, bag in scopes:
+        if bag.qos is None:
+            continue
+        for key, policy in bag.qos.maps.items():
+            if key.startswith("service-policy"):
+                label = f"{key} {policy}"
+                attached.setdefault(label, []).append(where)
+                lines.setdefault(label, bag.qos.line)
+    for label, ports in sorted(attached.items()):
+        if " qos " not in f" {label} ":
+            for where in ports:
+                bound = profile_ports.get(where, [where] if where in ifaces else [])
+                for written in bound:
+                    for port in expand_interfaces(written):
+                        if port in dev.ports:
+                            dev.ports[port].ecn_unread = label
+        why = (
+            "the DSCP -> traffic-class shown is the trust map's"
+            if " qos " in f" {label} "
+            else "its queue settings, ECN included, are not read"
+        )
+        dev.notes.append(
+            f"{file} line {lines[label]}: {label} on {_sample(ports)}: the policy-map is not "
+            f"interpreted ({why})"
+        )
 
 
 def inherit_from_port_channel(

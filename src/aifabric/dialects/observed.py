@@ -100,6 +100,8 @@ class PortView:
     dscp_default_tc: int | None = None
     tc_to_queue: Val[dict[int, int]] | None = None
     ecn: list[EcnObs] = field(default_factory=list)
+    ecn_unread: str | None = None
+    """Why this port's ECN is unknown rather than absent (a queuing policy not interpreted)."""
     cable_length_m: Val[float] | None = None
     headroom_bytes: Val[int] | None = None
     admin_up: bool | None = None
@@ -119,6 +121,7 @@ class PortView:
             ),
             tc_to_queue=self.tc_to_queue or base.tc_to_queue,
             ecn=self.ecn or base.ecn,
+            ecn_unread=self.ecn_unread or base.ecn_unread,
             cable_length_m=self.cable_length_m or base.cable_length_m,
             headroom_bytes=self.headroom_bytes or base.headroom_bytes,
             admin_up=self.admin_up if self.admin_up is not None else base.admin_up,
@@ -218,6 +221,9 @@ class ObservedDevice:
             }
             if not t.ecn and len(marks) == 1:
                 t.ecn = list(next(v.ecn for v in views if v.ecn))
+            unread = sorted({v.ecn_unread for v in views if v.ecn_unread})
+            if not t.ecn and not marks and unread and t.ecn_unread is None:
+                t.ecn_unread = unread[0]  # ECN may be in a policy not read: unknown, not absent
             dogs = {v.pfc_watchdog.value for v in views if v.pfc_watchdog is not None}
             pfc_ports = sum(1 for v in views if v.pfc_priorities and v.pfc_priorities.value)
             stated = sum(1 for v in views if v.pfc_watchdog is not None)

@@ -15,9 +15,15 @@ no-drop|drop``, ``service-profile``, ``channel-group N`` and ``dcbx mode M`` (in
 milliseconds kept raw) and ``bandwidth [guaranteed] percent N`` / ``priority strict`` /
 ``no priority``. Blocks are told by indentation (EOS indents by 3); lines inside a block that
 the parser does not model (``ip address``, ``description``, ``random-detect drop``) are skipped
-silently. Detection: ``class-map type qos`` is printed by EOS and NX-OS alike, so EOS-only markers
-(RANCID ``arista`` header, ``policy-map type quality-of-service``, ``tx-queue`` blocks,
-``platform sand qos``) score 0.95, which wins the tie against NX-OS by registry order.
+silently. Two pasted forms are read the way the switch reads them: a CLI session with prompts
+(``Leaf-1(config-qos-profile-ROCE)# priority-flow-control on``: the mode in the prompt gives
+the block, exec-mode lines and ``exit``/``end`` are skipped, line numbers kept), and a block
+pasted flat (``interface Ethernet1`` followed by unindented ``priority-flow-control on``,
+``mtu 9214``...: interface and profile sub-commands stay in the block until a column-0 ``!``
+or a top-level command). Detection: ``class-map type qos`` is printed by EOS and NX-OS alike,
+so EOS-only markers (RANCID ``arista`` header, ``policy-map type quality-of-service``,
+``tx-queue`` blocks, ``platform sand qos``) score 0.95, which wins the tie against NX-OS by
+registry order.
 
 Sources: Arista EOS User Manual, "Quality of Service" and "Priority Flow Control" chapters
 (https://www.arista.com/en/um-eos/eos-quality-of-service); AVD ``eos_cli_config_gen``
@@ -76,6 +82,21 @@ _DETECT_EOS_ONLY = (
     "\n   tx-queue ",
     "\n   uc-tx-queue ",
 )
+_SESSION_RE = re.compile(r"^\s*[\w.\-]+ ?\((?P<mode>config[^)]*)\) ?# ?(?P<cmd>.*)$")
+_SESSION_TOP = (
+    "interface ", "qos profile ", "qos map ", "platform ", "policy-map ", "class-map ",
+    "hostname ", "router ", "vlan ", "ip ", "hardware ", "dcbx ",
+)  # fmt: skip
+"""Commands that EOS runs at the top level even when typed in a sub-mode (it leaves the mode)."""
+_FLAT_CHILD = (
+    "mtu ", "speed ", "priority-flow-control on", "priority-flow-control off",
+    "priority-flow-control mode ", "priority-flow-control priority ", "no priority-flow-control",
+    "qos trust ", "qos dscp ", "qos cos ", "service-profile ", "service-policy ",
+    "channel-group ", "dcbx mode ", "tx-queue ", "uc-tx-queue ", "mc-tx-queue ",
+    "random-detect ", "bandwidth ", "priority strict", "no priority", "description ",
+    "switchport", "no switchport", "shutdown", "no shutdown", "ip address ", "load-interval ",
+)  # fmt: skip
+"""Interface / ``qos profile`` sub-commands that a flat paste writes at column 0."""
 _SAND_MAP_RE = re.compile(
     r"^platform sand qos map traffic-class (?P<list>[\d\s,-]+?) to network-qos (?P<val>\d+)\s*$"
 )
@@ -177,12 +198,19 @@ def parse_eos_config(text: str) -> ParseResult:
                 )
             )
 
-    for lineno, raw in enumerate(text.split("\n"), 1):
+    for lineno, raw in enumerate(_from_session(text.split("\n")), 1):
         line = raw.rstrip()
         stripped = line.strip()
-        if not stripped or stripped.startswith("!"):
+        if not stripped:
+            continue
+        if stripped.startswith("!"):
+            if line.startswith("!"):
+                close(block)  # a column-0 '!' ends the block (what a flat paste relies on)
+                block = None
             continue
         indent = len(line) - len(line.lstrip(" "))
+        if indent == 0 and block is not None and stripped.startswith(_FLAT_CHILD):
+            indent = 3  # pasted flat: the block's sub-commands written at column 0
         if indent == 0:
             close(block)
             block = None
@@ -222,6 +250,39 @@ def parse_eos_config(text: str) -> ParseResult:
     for kind, (first, mapping) in tc_maps.items():
         rec(TcMap(line=first, kind=kind, name="global", mapping=dict(sorted(mapping.items()))))
     return result
+
+
+def _from_session(lines: list[str]) -> list[str]:
+    """A pasted CLI session as the running-config it builds, one output line per input line.
+
+    ``host(config)# cmd`` is a top-level command; ``host(config-if-Et1)# cmd`` and
+    ``host(config-qos-profile-X)# cmd`` are indented one level, ``...-txq-N)# cmd`` two.
+    Commands that only exist at the top level (``interface``, ``qos profile``, ``qos map``...)
+    stay there whatever the mode they were typed in. Exec-mode lines (``host# show ...``),
+    ``exit`` / ``end`` and anything else outside a ``(config...)#`` prompt become blank, so line
+    numbers still point into the file as given. Text without two such prompts is returned as is.
+    """
+    if sum(1 for ln in lines[:5000] if _SESSION_RE.match(ln)) < 2:
+        return lines
+    out: list[str] = []
+    for ln in lines:
+        m = _SESSION_RE.match(ln)
+        if m is None:
+            out.append("")
+            continue
+        cmd = m.group("cmd").strip()
+        mode = m.group("mode")
+        if not cmd or cmd in ("exit", "end") or cmd.startswith(("!", "show ", "copy ", "write")):
+            out.append("")
+            continue
+        if mode == "config" or cmd.startswith(_SESSION_TOP):
+            depth = 0
+        elif re.search(r"txq-\d+$", mode) and not _QUEUE_RE.match(cmd):
+            depth = 2
+        else:
+            depth = 1
+        out.append(" " * (3 * depth) + cmd)
+    return out
 
 
 def _qos_map(

@@ -201,7 +201,12 @@ def _classify(name: str) -> _Class:
         return _G_CORR, None
     if "link_down_events" in low:
         return _G_LINKDOWN, None
-    if "pause" in low and "duration" not in low and "transition" not in low:
+    if (
+        "pause" in low
+        and "duration" not in low
+        and "transition" not in low
+        and "admin_q" not in low  # ena admin_q_pause: the driver's admin queue, not a frame
+    ):
         return _G_PAUSE, None
     if any(w in low for w in _ERROR_WORDS) and "checksum" not in low and "csum" not in low:
         return _G_ERROR, None
@@ -268,6 +273,9 @@ def _new(line: int, interface: str | None, header: bool) -> EthtoolStats:
 
 _DETECT_RE = re.compile(r"^[ \t]+(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
 _DETECT_FLAT_RE = re.compile(r"^(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
+_DETECT_PAIR_RE = re.compile(r"^[ \t]*[A-Za-z][\w.-]*_[\w.-]*: -?\d+\r?$", re.MULTILINE)
+_DETECT_PAIR_MIN = 8
+"""Fewest ``snake_case: integer`` lines before a headerless list reads as ``ethtool -S``."""
 
 
 def _detect(text: str) -> float:
@@ -279,6 +287,15 @@ def _detect(text: str) -> float:
     flat = _DETECT_FLAT_RE.findall(text, 0, 20_000)
     if len(flat) >= 4 and any(f.startswith("tx_") for f in flat):
         return 0.45
+    # a flush-left dump of a driver whose names do not start with rx_/tx_ (AWS ena:
+    # "queue_0_tx_cnt: 2005711", "ena_admin_q_aborted_cmd: 0"), stored without its header:
+    # nearly every line a "snake_case_name: integer" pair
+    head = text[:20_000]
+    pairs = len(_DETECT_PAIR_RE.findall(head))
+    if pairs >= _DETECT_PAIR_MIN:
+        lines = sum(1 for ln in head.splitlines() if ln.strip())
+        if pairs >= 0.9 * lines:
+            return 0.4
     return 0.0
 
 

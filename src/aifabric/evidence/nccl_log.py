@@ -28,8 +28,14 @@ Handled variants, all seen in real captures:
 * the death of a rank as its launcher or the kernel reported it in the same output (torchrun
   ``failed (exitcode: -9) local_rank: ..`` and its ``Root Cause (first observed failure)``
   summary, ``mpirun noticed that process rank N ... exited on signal 9``, ``CUDA out of memory``,
-  ``Out of memory: Killed process N``): :class:`ProcessExit`, so a peer's retry-exceeded error can
-  be told from a fabric fault (S20 row 1).
+  ``Out of memory: Killed process N``, Slurm oom-kill / srun task reports, MPICH/Hydra ``BAD
+  TERMINATION``, DeepSpeed ``exits with return code = -9``, Open MPI ``Exit code:``):
+  :class:`ProcessExit`, so a peer's retry-exceeded error can be told from a fabric fault (S20
+  row 1);
+* IB completion errors without a peer address (``Got completion from peer with error 4``), or
+  quoted by PyTorch (``Last error: NET/IB : Got completion ...``); ``Call to ibv_create_qp
+  failed`` without an errno (NCCL < 2.9); ``Call to connect returned Connection timed out,
+  retrying`` (``socket_retry``).
 
 Records: :class:`NcclVersion`, :class:`NetSelected`, :class:`NetPlugin`, :class:`NetDevices`
 (bootstrap/socket interfaces and HCAs with port and link layer), :class:`NcclEnv`,
@@ -61,7 +67,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 from aifabric.evidence.base import ParseResult, Record, split_launcher_prefix
 from aifabric.evidence.registry import register
@@ -392,8 +398,8 @@ class NcclProblem(NcclLogRecord):
     """A WARN line or an error line of PyTorch about NCCL, classified.
 
     ``category``: ``ib_completion``, ``ibv_call``, ``socket_connect``, ``socket_closed``,
-    ``socket_error``, ``proxy``, ``net_plugin``, ``dmabuf``, ``cuda``, ``nccl_error``
-    (``unhandled system error`` ...), ``remote_error``, ``watchdog_timeout``,
+    ``socket_error``, ``socket_retry``, ``proxy``, ``net_plugin``, ``dmabuf``, ``cuda``,
+    ``nccl_error`` (``unhandled system error`` ...), ``remote_error``, ``watchdog_timeout``,
     ``watchdog_exception``, ``process_exit`` (:class:`ProcessExit`), ``other``.
     """
 
@@ -503,7 +509,16 @@ class ProcessExit(NcclProblem):
     -9 (pid: 14750)`` under ``Root Cause (first observed failure):``); Open MPI ``mpirun noticed
     that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).``; PyTorch
     ``torch.cuda.OutOfMemoryError: CUDA out of memory`` / ``RuntimeError: CUDA out of memory``;
-    the kernel's ``Out of memory: Killed process 1234 (python)``.
+    the kernel's ``Out of memory: Killed process 1234 (python)``; Slurm ``slurmstepd: error:
+    Detected 1 oom-kill event(s) in StepId=...`` / ``... oom_kill event ...`` and ``srun: error:
+    node107: task 0: Out Of Memory`` / ``task 1: Killed`` / ``Exited with exit code 1`` (a
+    ``Killed`` after the step was aborted or cancelled, or after another task exited, is srun
+    tearing down the rest: ``terminated``); MPICH/Hydra ``BAD TERMINATION OF ONE OF YOUR
+    APPLICATION PROCESSES`` / ``PID n RUNNING AT host`` / ``EXIT CODE: 9`` / ``EXIT STRING:
+    Killed (signal 9)`` (a code above 128 is 128 + the signal); DeepSpeed ``[launch.py:..:
+    sigkill_handler] [...] exits with return code = -9``; Open MPI ``Process name:
+    [[12167,1],10]`` / ``Exit code: 3`` under ``mpirun detected that one or more processes
+    exited with non-zero status``.
 
     ``reason`` reads the exit the way the failure chain needs it: ``oom`` (GPU or host memory),
     ``killed`` (SIGKILL: the OOM killer, the scheduler or an operator), ``crash`` (SIGSEGV,
@@ -557,15 +572,15 @@ _IB_PROBE_RE = re.compile(
     r"^NET/IB ?: \[(\d+)\] ([^\s:]+):(?:[^\s:]+:)?(\d+)/(\w+)(?:.*?speed=(\d+))?"
 )
 _COMPLETION_RE = re.compile(
-    r"Got completion(?: from peer (?P<peer>\S+?)<(?P<port>\d+)>)?"
+    r"Got completion(?: from peer(?: (?P<peer>\S+?)<(?P<port>\d+)>)?)?"
     r" with (?:error |status=)(?P<status>\d+),? opcode[ =](?P<op>\d+),? len[ =](?P<len>\d+),?"
     r" vendor err (?P<verr>\d+)(?: \((?P<dir>\w+)\))?"
 )
 _LGID_RE = re.compile(r"localGid\s*(\S+)")
 _RGID_RE = re.compile(r"remoteGids?\s*(\S+)")
 _IBV_RE = re.compile(
-    r"(?:Call to )?(?P<call>ibv_\w+|mlx5dv_\w+|wrap_ibv_\w+)(?:\([^)]*\))? failed with"
-    r" (?:error )?(?:(?P<num>\d+) )?(?P<text>[^,]+?)(?: errno (?P<errno>\d+))?(?:,|\s*$)"
+    r"(?:Call to )?(?P<call>ibv_\w+|mlx5dv_\w+|wrap_ibv_\w+)(?:\([^)]*\))? failed(?: with"
+    r" (?:error )?(?:(?P<num>\d+) )?(?P<text>[^,]+?)(?: errno (?P<errno>\d+))?)?(?:,|\s*$)"
 )
 _IBV_DEV_RE = re.compile(r"on dev (\S+?),")
 _IBV_STATE_RE = re.compile(r"curr state (\w+), next state (\w+)")
@@ -605,6 +620,31 @@ _MPIRUN_SIGNAL_RE = re.compile(
 )
 _CUDA_OOM_RE = re.compile(r"(?:OutOfMemoryError|RuntimeError): CUDA out of memory")
 _KERNEL_OOM_RE = re.compile(r"Out of memory: Kill(?:ed)? process (?P<pid>\d+)")
+_SLURM_OOM_RE = re.compile(r"slurmstepd: error: Detected (?P<n>\d+) oom[-_]kill event")
+_SRUN_TASK_RE = re.compile(
+    r"srun: error: (?P<host>[^\s:]+): tasks? (?P<tasks>[\d,\-\[\]]+): (?P<what>Out Of Memory|"
+    r"Killed|Segmentation fault|Bus error|Aborted|Terminated|Exited with exit code (?P<code>\d+))"
+)
+_SRUN_STEP_DOWN = (
+    "Job step aborted",
+    "_step_signal: Terminating",
+    "CANCELLED AT",
+    "Exited with exit code",
+)
+_HYDRA_CODE_RE = re.compile(r"^=\s+EXIT CODE: (?P<code>\d+)")
+_HYDRA_AT_RE = re.compile(r"^=\s+PID (?P<pid>\d+) RUNNING AT (?P<host>\S+)")
+_HYDRA_SIG_RE = re.compile(r"EXIT STRING: .*\(signal (?P<sig>\d+)\)")
+_DS_RETURN_RE = re.compile(r"exits with return code = (?P<code>-?\d+)")
+_OMPI_EXIT_RE = re.compile(r"^\s*Exit code:\s+(?P<code>\d+)")
+_OMPI_NAME_RE = re.compile(r"Process name:\s+\[\[\d+,\d+\],(?P<rank>\d+)\]")
+_LAUNCHER_MARKS = (
+    "slurmstepd: error: Detected",
+    "srun: error:",
+    "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES",
+    "exits with return code =",
+    "mpirun detected that one or more processes exited",
+    "OutOfMemoryError: CUDA out of memory",
+)
 _INTERLEAVE_RE = re.compile(r"\S:\d+:\d+ \[\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO|WARN)")
 
 
@@ -628,6 +668,7 @@ def detect(text: str) -> float:
         "torch.distributed.elastic" in text
         or "Root Cause (first observed failure)" in text
         or _MPIRUN_SIGNAL_RE.search(text) is not None
+        or any(mark in text for mark in _LAUNCHER_MARKS)
     ):
         return 0.6
     return 0.0
@@ -760,6 +801,16 @@ class _Unreadable(Exception):
 def _info(msg: str, base: _Common) -> Record | None:
     c0 = msg[:1]
     if c0 == "C":
+        if msg.startswith("Call to connect returned"):
+            text = msg[len("Call to connect returned") :].split(",", 1)[0].strip()
+            return SocketError(
+                category="socket_retry",
+                errno=_errno_of(text),
+                error_text=text or None,
+                message=msg.strip(),
+                source=None,
+                **base,
+            )
         if msg.startswith(("Channel ", "Ring ")):
             return _channel_or_ring(msg, base)
         if msg.startswith("Connected "):
@@ -1060,8 +1111,8 @@ def _problem(msg: str, common: _Common, source: str | None) -> NcclProblem:
     if "ibv_" in msg or "mlx5dv_" in msg:
         m = _IBV_RE.search(msg)
         if m is not None:
-            text = m["text"].strip()
-            errno = _int(m["num"]) or _int(m["errno"]) or _errno_of(text)
+            text = (m["text"] or "").strip()
+            errno = _int(m["num"]) or _int(m["errno"]) or (_errno_of(text) if text else None)
             dev = _IBV_DEV_RE.search(msg)
             st = _IBV_STATE_RE.search(msg)
             gi = _IBV_GIDX_RE.search(msg)
@@ -1079,7 +1130,7 @@ def _problem(msg: str, common: _Common, source: str | None) -> NcclProblem:
                 hint=hint,
                 call=m["call"],
                 errno=errno,
-                error_text=text,
+                error_text=text or None,
                 device=dev[1] if dev else None,
                 qp_state_from=st[1] if st else None,
                 qp_state_to=st[2] if st else None,
@@ -1146,6 +1197,8 @@ def _torch(line: str, ln: int) -> Record | None:
         message=line.strip(),
         source=None,
     )
+    if "Got completion" in line and "Watchdog caught" not in line:
+        return _embedded_completion(line, ln, base["launcher_rank"])
     if "Watchdog caught" in line:
         m = _WATCHDOG_RE.search(line)
         if m is None:
@@ -1188,6 +1241,19 @@ def _torch(line: str, ln: int) -> Record | None:
     return None
 
 
+def _embedded_completion(line: str, ln: int, rank: int | None) -> Record | None:
+    """An IB completion error PyTorch quotes (``... Last error: NET/IB : Got completion from
+    peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129``) or that a
+    launcher printed without NCCL's prefix; ``None`` when it does not parse."""
+    at = line.find("Got completion")
+    start = line.rfind("NET/", 0, at)
+    common = _Common(line=ln, host=None, pid=None, tid=None, cuda_dev=None, launcher_rank=rank)
+    try:
+        return _problem(line[start if start >= 0 else at :], common, None)
+    except _Unreadable:
+        return None
+
+
 # --------------------------------------------------------------------------------------------
 # the parser
 
@@ -1210,6 +1276,12 @@ def parse(text: str) -> ParseResult:
     for idx in range(last):
         line = lines[idx]
         if "NCCL" not in line:
+            if "Got completion" in line:
+                tr = _TORCH_RANK_RE.search(line)
+                emb = _embedded_completion(line, idx + 1, int(tr[1]) if tr else None)
+                if emb is not None:
+                    records.append(emb)
+                continue
             if _may_be_exit(line):
                 died = _process_exit(lines, idx)
                 if died is not None:
@@ -1252,7 +1324,15 @@ _SIGNALS: dict[int, tuple[str, str]] = {
 
 def _may_be_exit(line: str) -> bool:
     """Cheap pre-filter for :func:`_process_exit` (most lines of a log are neither)."""
-    return "exit" in line or "emory" in line or "noticed that" in line
+    return (
+        "exit" in line
+        or "emory" in line
+        or "noticed that" in line
+        or "srun: error:" in line
+        or "EXIT CODE" in line
+        or "Exit code:" in line
+        or "oom" in line
+    )
 
 
 def _process_exit(lines: list[str], idx: int) -> ProcessExit | None:
@@ -1263,8 +1343,10 @@ def _process_exit(lines: list[str], idx: int) -> ProcessExit | None:
         # Open MPI/PRRTE wrap their help text near 80 columns ("... on node cn517 exited on" /
         # "signal 9 (Killed)."): read the report as one line, at the line where it starts
         line = f"{line.rstrip()} {lines[idx + 1].strip()}"
-    elif idx > 0 and "noticed that process rank" in lines[idx - 1] and "signal" not in (
-        lines[idx - 1]
+    elif (
+        idx > 0
+        and "noticed that process rank" in lines[idx - 1]
+        and "signal" not in (lines[idx - 1])
     ):
         return None  # the wrapped tail of the report above, read there
     tr = _TORCH_RANK_RE.search(line)
@@ -1318,6 +1400,9 @@ def _process_exit(lines: list[str], idx: int) -> ProcessExit | None:
             first_failure="run noticed that" in line,  # mpirun (Open MPI) and prterun (PRRTE)
             **base,
         )
+    launcher = _launcher_exit(lines, idx, line, base)
+    if launcher is not None:
+        return launcher
     if _CUDA_OOM_RE.search(line) is not None:
         return ProcessExit(category="process_exit", hint=_EXIT_HINT["oom"], reason="oom", **base)
     m = _KERNEL_OOM_RE.search(line)
@@ -1330,6 +1415,90 @@ def _process_exit(lines: list[str], idx: int) -> ProcessExit | None:
             signal=9,
             signal_name="SIGKILL",
             **base,
+        )
+    return None
+
+
+def _signalled(base: _ProblemCommon, sig: int, **extra: Any) -> ProcessExit:
+    name, reason = _SIGNALS.get(sig, (f"signal {sig}", "crash"))
+    return ProcessExit(
+        category="process_exit",
+        hint=_EXIT_HINT[reason],
+        reason=reason,
+        signal=sig,
+        signal_name=name,
+        **extra,
+        **base,
+    )
+
+
+def _code_exit(base: _ProblemCommon, code: int, **extra: Any) -> ProcessExit | None:
+    """An exit code as launchers print it: 0 is no death, a negative code is the signal that
+    killed the process (Python's ``returncode``), a positive one the process's own exit."""
+    if code == 0:
+        return None
+    if code < 0:
+        return _signalled(base, -code, exit_code=code, **extra)
+    return ProcessExit(
+        category="process_exit",
+        hint=_EXIT_HINT["exit"],
+        reason="exit",
+        exit_code=code,
+        **extra,
+        **base,
+    )
+
+
+def _launcher_exit(
+    lines: list[str], idx: int, line: str, base: _ProblemCommon
+) -> ProcessExit | None:
+    """Slurm, MPICH/Hydra, DeepSpeed and Open MPI reports of a rank that ended (formats in
+    :class:`ProcessExit`); ``None`` for anything else."""
+    m = _SLURM_OOM_RE.search(line)
+    if m is not None:
+        return ProcessExit(category="process_exit", hint=_EXIT_HINT["oom"], reason="oom", **base)
+    m = _SRUN_TASK_RE.search(line)
+    if m is not None:
+        base["host"] = m["host"]
+        tasks = m["tasks"]
+        rank = int(tasks) if tasks.isdigit() else None
+        what = m["what"]
+        if what == "Out Of Memory":
+            return ProcessExit(
+                category="process_exit", hint=_EXIT_HINT["oom"], reason="oom", rank=rank, **base
+            )
+        if m["code"] is not None:
+            return _code_exit(base, int(m["code"]), rank=rank)
+        sig = {"Killed": 9, "Segmentation fault": 11, "Bus error": 7, "Aborted": 6}.get(what, 15)
+        if sig == 9 and any(mark in prev for prev in lines[:idx] for mark in _SRUN_STEP_DOWN):
+            # srun kills the remaining tasks once one failed or the step was cancelled: a
+            # consequence, not the death that started the failure
+            sig = 15
+        return _signalled(base, sig, rank=rank)
+    m = _HYDRA_CODE_RE.search(line)
+    if m is not None and any("BAD TERMINATION" in prev for prev in lines[max(0, idx - 4) : idx]):
+        code = int(m["code"])
+        for prev in lines[max(0, idx - 3) : idx]:
+            if (at := _HYDRA_AT_RE.search(prev)) is not None:
+                base["host"], base["pid"] = at["host"], int(at["pid"])
+        if code > 128:
+            return _signalled(base, code - 128, exit_code=code)
+        for nxt in lines[idx + 1 : idx + 6]:
+            if (sm := _HYDRA_SIG_RE.search(nxt)) is not None:
+                return _signalled(base, int(sm["sig"]), exit_code=code)
+        return _code_exit(base, code)
+    m = _DS_RETURN_RE.search(line)
+    if m is not None:
+        return _code_exit(base, int(m["code"]))
+    m = _OMPI_EXIT_RE.search(line)
+    if m is not None and idx > 0 and (nm := _OMPI_NAME_RE.search(lines[idx - 1])) is not None:
+        return _code_exit(
+            base,
+            int(m["code"]),
+            rank=int(nm["rank"]),
+            first_failure=any(
+                "first process to do so" in prev for prev in lines[max(0, idx - 5) : idx]
+            ),
         )
     return None
 
@@ -1355,26 +1524,8 @@ def _exited(
     first: bool = False,
 ) -> ProcessExit | None:
     """torchrun's ``exitcode``: negative is the signal that killed the process."""
-    if code == 0:
-        return None
-    if code < 0:
-        name, reason = _SIGNALS.get(-code, (f"signal {-code}", "crash"))
-        sig: int | None = -code
-    else:
-        name, reason, sig = None, "exit", None
     base["pid"] = pid
-    return ProcessExit(
-        category="process_exit",
-        hint=_EXIT_HINT[reason],
-        reason=reason,
-        exit_code=code,
-        signal=sig,
-        signal_name=name,
-        rank=rank,
-        local_rank=local_rank,
-        first_failure=first,
-        **base,
-    )
+    return _code_exit(base, code, rank=rank, local_rank=local_rank, first_failure=first)
 
 
 def _looks_cut(line: str) -> bool:

@@ -196,6 +196,32 @@ def _compare_link(dev: PciDevice) -> None:
         dev.width_downgraded = sw < cw
 
 
+_INDENTED_DEV_MAX = 8
+"""Most leading columns (spaces; a tab counts 8) before a device line taken as indented."""
+
+
+def _indented_device(line: str) -> re.Match[str] | None:
+    """The device-line match of an indented ``BDF Class: description`` line, else ``None``.
+
+    lspci prints the device line flush left and its fields one tab deeper; a capture pasted
+    into a reStructuredText literal block or a Markdown list keeps that shape shifted right
+    (``    5e:00.0 Ethernet controller: ...`` then ``\t    Subsystem: ...``). Only a shallow
+    indent (at most :data:`_INDENTED_DEV_MAX` columns) followed by a BDF and a device class
+    ending in ``:`` is taken, so a field value that happens to start with a bus address is not.
+    """
+    body = line.lstrip(" \t")
+    indent = line[: len(line) - len(body)].expandtabs(8)
+    if not indent or len(indent) > _INDENTED_DEV_MAX:
+        return None
+    m = _DEV_RE.match(body)
+    if m is None:
+        return None
+    cm = _CLASS_RE.match(m.group("rest"))
+    if cm is None or not cm.group("cls").strip() or not cm.group("rest"):
+        return None
+    return m
+
+
 def _new_device(no: int, m: re.Match[str]) -> PciDevice:
     bdf = m.group("bdf")
     dev = PciDevice(line=no, bdf=bdf, address=bdf if m.group("dom") else f"0000:{bdf}")
@@ -309,7 +335,7 @@ def _detect_lspci(text: str) -> float:
         return 0.95
     # the device line opens the capture, maybe after a prompt / command line or two
     head = [ln for ln in text.lstrip("\n").split("\n", 6)[:6] if ln.strip()][:3]
-    if any(_DEV_RE.match(ln) is not None for ln in head) and (
+    if any(_DEV_RE.match(ln) is not None or _indented_device(ln) is not None for ln in head) and (
         "Capabilities: [" in text or "Kernel driver" in text or "Control: I/O" in text
     ):
         return 0.85
@@ -356,6 +382,15 @@ def parse_lspci(text: str) -> ParseResult:
                 continue
             if dev is not None and not _PROMPT_RE.match(line):
                 result.warn(no, "expected an indented field line or a device line", line)
+            continue
+        im = _indented_device(line)
+        if im is not None:
+            # the whole capture indented (a documentation literal block, a list item): the
+            # device line keeps its class ("Ethernet controller:"), which no field line has
+            close()
+            dev = _new_device(no, im)
+            state = {}
+            last = no
             continue
         fm = _FIELD_RE.match(line)
         if fm is None:

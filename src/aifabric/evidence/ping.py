@@ -177,7 +177,13 @@ _WIN_ERRORS = {
     "general failure.": "other",
     "transmit failed. general failure.": "other",
 }
-_COMMAND_RE = re.compile(r"^(?:sudo\s+)?ping6?\s+-?[\w.:-]")
+_COMMAND_RE = re.compile(
+    # the ping command pasted bare, after sudo, or after a network-OS prompt ("leaf1#ping",
+    # "switch# ping", "router>ping": EOS, NX-OS and IOS run iputils-style ping from their CLI)
+    r"^(?:[\w.:/()-]+[#>]\s?)?(?:sudo\s+)?ping6?\s+-?[\w.:-]"
+)
+_MARKUP_RE = re.compile(r"^\s*\.\. [\w-]+::")
+"""A reStructuredText directive (``.. code-block:: console``) that opens a pasted capture."""
 _LOCAL_MTU_RE = re.compile(r"message too long, mtu\s*=\s*(?P<mtu>\d+)", re.IGNORECASE)
 _FROM_RE = re.compile(
     r"^From (?P<src>\S+)(?: \((?P<srcaddr>[^)]+)\))?:?\s+(?:icmp_seq=(?P<seq>\d+)\s+)?(?P<msg>.*)$"
@@ -490,7 +496,11 @@ def parse_ping(text: str) -> ParseResult:
             run.summary.rtt_max_us = _us(wr.group("max"), "ms")
             run.summary.end_line = no
             continue
-        if low.startswith(("approximate round trip times", "(0% loss)")) or _COMMAND_RE.match(line):
+        if (
+            low.startswith(("approximate round trip times", "(0% loss)"))
+            or _COMMAND_RE.match(line)
+            or _MARKUP_RE.match(line)
+        ):
             continue  # Windows banner line, or the ping command itself pasted without a prompt
         result.warn(no, "expected a ping reply, error or statistics line", raw)
     for r in runs:

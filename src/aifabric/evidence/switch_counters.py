@@ -277,6 +277,10 @@ def parse_pfc_counters(text: str) -> ParseResult:
     rows = 0
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip()
+        if "**" in line:
+            # Markdown bold a reporter put around a cell (``**2734.32 MB/s**``): no SONiC or
+            # NX-OS table prints "**", so dropping it only restores the printed row
+            line = line.replace("**", "")
         s = line.strip()
         last, prev = prev, s
         if not s:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aifabric.dialects import nvue, nxos, sonic
+from aifabric.dialects import eos, nvue, nxos, sonic
 from aifabric.evidence.registry import detect_kind, parse_text
 from aifabric.evidence.sonic_config import PortQos
 
@@ -108,3 +108,45 @@ def test_sonic_port_qos_map_without_pfc_enable_is_pfc_off() -> None:
     assert on is not None and on.value == (3, 4)
     assert off is not None and off.value == ()
     assert dev.defaults.pfc_priorities is None  # the global entry says nothing about PFC
+
+
+def test_eos_cli_session_prompts_give_each_command_its_block() -> None:
+    """'host(config-qos-profile-X)# cmd' is cmd inside qos profile X; '...-uc-txq-3)# cmd' is
+    inside that queue; '(config)#' lines are top-level (Arista EOS CLI modes)."""
+    text = _text("eos-cli-session-prompts", "leaf01.txt")
+    assert detect_kind(text) == "eos-config"
+    result = parse_text(text, kind="eos-config")
+    assert not result.warnings, result.warnings
+    dev = eos.interpret(result, file="leaf01.txt", name="leaf01")
+    view = dev.ports["Ethernet1"].merged_over(dev.defaults)
+    assert view.pfc_priorities is not None and view.pfc_priorities.value == (3,)
+    assert view.mtu_bytes is not None and view.mtu_bytes.value == 9214
+    assert view.trust is not None and view.trust.value == "dscp"
+    assert view.dscp_to_tc is not None and view.dscp_to_tc.value[26] == 3
+    assert [(m.kmin_bytes, m.kmax_bytes) for m in view.ecn if m.covers(3)] == [
+        (256 * 1024, 512 * 1024)  # EOS kbytes
+    ]
+    assert view.pfc_watchdog is not None and view.pfc_watchdog.value is True
+
+
+def test_eos_flat_paste_keeps_sub_commands_in_the_interface() -> None:
+    """Column-0 'priority-flow-control ...' after 'interface Ethernet1' belongs to it until the
+    column-0 '!'; the following 'priority-flow-control pause watchdog' is global. An attached
+    tx-queue service-policy is not read, so ECN there is unknown, not absent."""
+    text = _text("eos-flat-paste-service-policy", "leaf01.cfg")
+    result = parse_text(text, kind="eos-config")
+    dev = eos.interpret(result, file="leaf01.cfg", name="leaf01")
+    view = dev.ports["Ethernet1"].merged_over(dev.defaults)
+    assert view.pfc_priorities is not None and view.pfc_priorities.value == (3,)
+    assert view.pfc_watchdog is not None and view.pfc_watchdog.value is True
+    assert view.ecn == [] and view.ecn_unread is not None
+    assert any("AI-FABRIC-QOS" in n and "not interpreted" in n for n in dev.notes)
+
+
+def test_eos_indented_config_unchanged_by_flat_rule() -> None:
+    """A global line after a block closed by '!' stays global; 'mtu' inside stays the port's."""
+    text = "interface Ethernet1\n   mtu 9214\n!\nqos map dscp 26 to traffic-class 3\n"
+    dev = eos.interpret(parse_text(text, kind="eos-config"), file="f", name="leaf01")
+    assert dev.ports["Ethernet1"].mtu_bytes is not None
+    assert dev.ports["Ethernet1"].mtu_bytes.value == 9214
+    assert dev.defaults.dscp_to_tc is not None and dev.defaults.dscp_to_tc.value[26] == 3

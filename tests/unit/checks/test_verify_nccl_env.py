@@ -105,7 +105,7 @@ def test_ib_timeout_out_of_range_is_infinite(roce: Fabric, catalog: Catalog, n: 
     ("tos", "severity", "dscp_word"),
     [
         ("41", "error", "DSCP 10"),
-        ("106", "warning", "ECT(0)"),
+        ("106", "info", "ECT(0)"),
         ("107", "error", "CE"),
         ("0", "error", "DSCP 0"),
     ],
@@ -123,7 +123,7 @@ def test_ib_tc_right_value_and_other_dscp(roce: Fabric, catalog: Catalog) -> Non
     fabric = roce.model_copy(update={"qos": roce.qos.model_copy(update={"roce_dscp": 10})})
     # OCI's NCCL_IB_TC=41 is DSCP 10 with ECT(1): right DSCP there, ECN bits flagged
     (f,) = about(lint(fabric, catalog, env_of("NCCL_IB_TC=41\n")), "NCCL_IB_TC")
-    assert f.severity == "warning" and f.expected == 40
+    assert f.severity == "info" and f.expected == 40
 
 
 def test_global_traffic_class_covers_missing_ib_tc(roce: Fabric, catalog: Catalog) -> None:
@@ -199,7 +199,7 @@ def test_dynamic_values_are_not_judged(roce: Fabric, catalog: Catalog) -> None:
     fs = lint(roce, catalog, env_of(c.text(), "prepare.sh"))
     assert not about(fs, "NCCL_IB_HCA")
     (tc,) = about(fs, "NCCL_IB_TC")  # 106: DSCP 26 right, ECT(0) bits set
-    assert tc.severity == "warning" and tc.evidence == ["prepare.sh line 3: export NCCL_IB_TC=106"]
+    assert tc.severity == "info" and tc.evidence == ["prepare.sh line 3: export NCCL_IB_TC=106"]
 
 
 def _host(name: str) -> ObservedDevice:

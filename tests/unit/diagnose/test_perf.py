@@ -12,6 +12,8 @@ import pytest
 from aifabric.catalog import builtin_catalog
 from aifabric.checks.diagnose import load_evidence
 from aifabric.checks.diagnose.derive_perf import (
+    RttJitter,
+    _judge,
     infer_collective,
     lane_state,
     rtt_stats,
@@ -191,3 +193,17 @@ def test_busbw_gap_uses_the_estimator() -> None:
 def test_no_busbw_gap_without_a_fabric_file() -> None:
     path = CASES / "perf-busbw-low-h100-ndr" / "all_reduce_perf.txt"
     assert not _derived([path], "busbw_gap")
+
+
+def test_loss_alone_needs_two_lost_probes() -> None:
+    """One unanswered probe of 20 on a steady path is not jitter; three are (S20.4)."""
+
+    def judged(lost: int) -> RttJitter:
+        j = RttJitter(line=1, samples=20 - lost, avg_ms=33.7, mdev_ms=2.8, jitter_ratio=0.083)
+        j.loss_pct, j.lost = 100.0 * lost / 20, lost
+        _judge(j)
+        return j
+
+    assert not judged(1).jittery
+    three = judged(3)
+    assert three.jittery and three.reason == "15% loss"

@@ -14,6 +14,7 @@ from aifabric.evidence.ethtool_stats import (
     classify_counter,
     parse_ethtool_stats,
 )
+from aifabric.evidence.registry import detect_scores
 from tests.unit.evidence.fixtures import case, load
 
 KIND = "ethtool-stats"
@@ -28,6 +29,7 @@ CASES = (
     "bnxt-en-pfc-ena-frames-ethq-tests",
     "ice-e810-priority-xoff-nic-ethq-tests",
     "i40e-v2.3.2k-priority-xoff-rx-ethq-tests",
+    "ena-flush-left-ethq-tests",
     "mlx5-flush-left-no-header-ethq-tests",
 )
 
@@ -175,6 +177,7 @@ def test_classify_intel_and_bnxt_names() -> None:
     assert classify_counter("rx_symbol_err_phy") == ("error", None)
     assert classify_counter("rx_corrected_bits_phy") == ("corrected_bits", None)
     assert classify_counter("rx12_packets") is None
+    assert classify_counter("admin_q_pause") is None  # ena: admin queue paused, no pause frame
 
 
 _NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,24}", fullmatch=True)
@@ -296,3 +299,46 @@ def test_fast_path_equals_general_parser_on_fixtures(name: str) -> None:
     fast = _parse_fast(text)
     if fast is not None:
         assert fast.to_json() == _parse_general(text).to_json()
+
+
+def test_ena_flush_left_without_rx_tx_prefixes() -> None:
+    # AWS ENA as ethq stores it: no header, no indent, queue_N_* / ena_admin_q_* names
+    c = case("ethtool-stats", "ena-flush-left-ethq-tests")
+    assert detect_kind(c.text()) == "ethtool-stats"
+    res = load("ethtool-stats", "ena-flush-left-ethq-tests")
+    assert res.warnings == []
+    [rec] = res.records
+    assert isinstance(rec, EthtoolStats)
+    assert (rec.header, rec.first_counter_line, len(rec.counters)) == (
+        False,
+        1,
+        104,
+    )  # 104 lines, one counter each
+    assert rec.counters["queue_3_rx_bytes"] == 66809815952
+    assert rec.counters["ena_admin_q_completed_cmd"] == 28 and rec.line_of("tx_timeout") == 1
+    # per-queue counters are not port-level groups; nothing here is a pause, discard or error
+    assert rec.pause_counters == {} and rec.error_counters == {}
+    assert not rec.nonzero(rec.discard_counters)
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{2,8}_[a-z0-9_]{1,16}", fullmatch=True),
+        st.integers(min_value=0, max_value=2**64 - 1),
+        min_size=8,
+        max_size=40,
+    )
+)
+@settings(max_examples=60, deadline=None)
+def test_headerless_snake_case_list_detected_and_round_trips(counters: dict[str, int]) -> None:
+    text = "".join(f"{k}: {v}\n" for k, v in counters.items())
+    assert detect_kind(text) == "ethtool-stats"
+    res = parse_ethtool_stats(text)
+    assert res.warnings == []
+    assert res.records[0].counters == counters  # type: ignore[attr-defined]
+
+
+def test_few_flush_left_pairs_are_not_ethtool() -> None:
+    # three "snake_case: integer" lines (an ethtool -i tail, a config excerpt) are too few
+    scores = dict((k, v) for v, k in detect_scores("bus_info: 3\nsupports_test: 1\nmax_x: 2\n"))
+    assert scores.get(KIND, 0.0) == 0.0

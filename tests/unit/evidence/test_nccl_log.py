@@ -750,3 +750,174 @@ def test_launcher_log_alone_is_detected_as_nccl_log() -> None:
     )
     assert detect(text) == 0.6
     assert detect("hello world\n") == 0.0
+
+
+def test_completion_without_peer_address() -> None:
+    # NCCL printed "from peer" with an empty address (NVIDIA/nccl#1052, title line as posted)
+    line = (
+        "transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer with error 4,"
+        " opcode 0, len 0, vendor err 81 (Send) localGid ::ffff: remoteGid ::ffff:"
+    )
+    res = parse(line)
+    (err,) = res.of_type(IbCompletionError)
+    assert (err.status, err.vendor_err, err.peer_address, err.direction) == (4, 81, None, "Send")
+    assert res.warnings == []
+
+
+def test_completion_with_hca_suffix() -> None:
+    # NCCL 2.2x appends " hca mlx5_10" (NVIDIA/nccl#1698)
+    line = (
+        "mycl-g2:353236:353423 [6] transport/net_ib.cc:2244 NCCL WARN NET/IB: Got completion from"
+        " peer 192.168.3.5<53908> with status=12 opcode=129 len=1048576 vendor err 129 (Recv)"
+        " localGid ::ffff:192.168.6.3 remoteGids::ffff:192.168.6.5 hca mlx5_10"
+    )
+    (err,) = parse(line).of_type(IbCompletionError)
+    assert (err.host, err.status, err.peer_address, err.remote_gid) == (
+        "mycl-g2",
+        12,
+        "192.168.3.5",
+        "::ffff:192.168.6.5",
+    )
+
+
+def test_completion_quoted_in_pytorch_error() -> None:
+    # status 12 only inside PyTorch's "Last error:" text (tatsu-lab/stanford_alpaca#207)
+    line = (
+        "terminate called after throwing an instance of 'std::runtime_error' what(): NCCL error:"
+        " remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError:"
+        " A call failed possibly due to a network error or a remote process exiting prematurely."
+        " Last error: NET/IB : Got completion from peer 11.214.147.122<39138> with error 12,"
+        " opcode 0, len 0, vendor err 129"
+    )
+    (err,) = parse(line).of_type(IbCompletionError)
+    assert (err.status, err.peer_address, err.peer_port, err.vendor_err) == (
+        12,
+        "11.214.147.122",
+        39138,
+        129,
+    )
+
+
+def test_ibv_call_failed_without_errno() -> None:
+    # NCCL < 2.9 prints no errno (NVIDIA/nccl#562)
+    line = "hai-a100-3:3778851:3779883 [4] ibvwrap.c:130 NCCL WARN Call to ibv_create_qp failed"
+    (err,) = parse(line).of_type(IbVerbsCallError)
+    assert (err.category, err.call, err.errno, err.error_text) == (
+        "ibv_call",
+        "ibv_create_qp",
+        None,
+        None,
+    )
+
+
+def test_socket_connect_retry_info_line() -> None:
+    # Oneflow-Inc/oneflow#3586
+    line = (
+        "worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying"
+    )
+    (err,) = parse(line).of_type(SocketError)
+    assert (err.category, err.errno, err.error_text) == (
+        "socket_retry",
+        110,
+        "Connection timed out",
+    )
+
+
+def _deaths(text: str) -> list[tuple[object, ...]]:
+    return [
+        (d.line, d.host, d.rank, d.signal, d.exit_code, d.reason)
+        for d in parse(text).of_type(ProcessExit)
+    ]
+
+
+def test_slurm_oom_kill_formats() -> None:
+    # brain-score/vision#950 (older slurmstepd wording), nextflow-io/nextflow#5932 (newer)
+    old = (
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=37205392.0. Some of your"
+        " processes may have been killed by the cgroup out-of-memory handler.\n"
+        "srun: error: node107: task 0: Out Of Memory"
+    )
+    assert detect(old) == 0.6
+    assert _deaths(old) == [
+        (1, None, None, None, None, "oom"),
+        (2, "node107", 0, None, None, "oom"),
+    ]
+    new = (
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step"
+        " tasks have been OOM Killed.\nsrun: error: sdumont6156: task 0: Out Of Memory"
+    )
+    assert [d[-1] for d in _deaths(new)] == ["oom", "oom"]
+
+
+def test_srun_killed_after_a_failed_task_is_a_consequence() -> None:
+    # task 0 failed first (CUDA OOM, exit 1); srun cancels the step and kills the rest
+    # (real console lines from a public BraTS23 hackathon notes file, graham cluster; the
+    # stored index names it only by id 4439889379)
+    text = "\n".join(
+        [
+            "srun: error: gra1177: task 0: Exited with exit code 1",
+            "srun: launch/slurm: _step_signal: Terminating StepId=8867242.2",
+            "slurmstepd: error: *** STEP 8867242.2 ON gra1177 CANCELLED AT 2023-07-09T19:18:33 ***",
+            "srun: error: gra1181: task 2: Exited with exit code 1",
+            "srun: error: gra1177: task 1: Killed",
+            "srun: error: gra1181: task 3: Killed",
+        ]
+    )
+    assert detect(text) == 0.6
+    assert _deaths(text) == [
+        (1, "gra1177", 0, None, 1, "exit"),
+        (4, "gra1181", 2, None, 1, "exit"),
+        (5, "gra1177", 1, 15, None, "terminated"),
+        (6, "gra1181", 3, 15, None, "terminated"),
+    ]
+    assert _deaths("srun: error: nid003056: task 1: Killed") == [
+        (1, "nid003056", 1, 9, None, "killed")
+    ]
+
+
+def test_hydra_bad_termination() -> None:
+    # MPICH/Hydra: openai/jukebox#155 (signal 9) and ggml-org/llama.cpp#4792 (134 = SIGABRT)
+    block = (
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        "=   PID {pid} RUNNING AT {host}\n"
+        "=   EXIT CODE: {code}\n"
+        "=   CLEANING UP REMAINING PROCESSES\n"
+        "=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES\n"
+        "===================================================================================\n"
+        "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: {string}\n"
+    )
+    killed = block.format(pid=9665, host="NeuroRTX6000", code=9, string="Killed (signal 9)")
+    assert detect(killed) == 0.6
+    (d,) = parse(killed).of_type(ProcessExit)
+    assert (d.line, d.host, d.pid, d.signal, d.reason) == (4, "NeuroRTX6000", 9665, 9, "killed")
+    abort = block.format(pid=108257, host="jetson@node1", code=134, string="Terminated (signal 15)")
+    (d,) = parse(abort).of_type(ProcessExit)
+    assert (d.signal_name, d.reason, d.exit_code) == ("SIGABRT", "abort", 134)
+
+
+def test_deepspeed_launcher_return_code() -> None:
+    # deepspeedai/DeepSpeed#3232 (argument list shortened: the line's tail is verbatim)
+    line = (
+        "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3',"
+        " '-u', 'main.py', '--local_rank=0'] exits with return code = -9"
+    )
+    assert detect(line) == 0.6
+    (d,) = parse(line).of_type(ProcessExit)
+    assert (d.signal_name, d.reason, d.exit_code) == ("SIGKILL", "killed", -9)
+
+
+def test_open_mpi_first_nonzero_exit() -> None:
+    # NVIDIA/nccl-tests#294
+    text = "\n".join(
+        [
+            "mpirun detected that one or more processes exited with non-zero status, thus causing",
+            "the job to be terminated. The first process to do so was:",
+            "",
+            "  Process name: [[12167,1],10]",
+            "  Exit code:    3",
+        ]
+    )
+    assert detect(text) == 0.6
+    (d,) = parse(text).of_type(ProcessExit)
+    assert (d.rank, d.exit_code, d.reason, d.first_failure) == (10, 3, "exit", True)

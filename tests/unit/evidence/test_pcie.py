@@ -6,6 +6,8 @@ Expected values were read by hand from the captures under
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.pcie import KernelEvent, PciDevice, PcieBandwidth, pcie_generation
@@ -17,6 +19,7 @@ LSPCI = [
     "puget-wrx90-raid-width-x1-downgraded",
     "linux-pci-amd-gpp-bridge-acs-redirect",
     "riffa-xilinx-prompt-domain-no-express",
+    "fdio-cx5-ex-rst-literal-block",
 ]
 DMESG = [
     "l2fwd-nv-cx6dx-pcie-x8-limited",
@@ -303,4 +306,86 @@ def test_dmesg_x_facility_and_reltime_prefixes() -> None:
         "0004:01:00.1",
         1,
         "Cable unplugged",
+    )
+
+
+def test_lspci_indented_literal_block_keeps_the_device_line() -> None:
+    # the whole `lspci -vvvs 5e:00.0` pasted into an RST literal block: device line indented 4
+    # spaces, fields a tab + 4 spaces (FD.io CSIT docs). The device is still 5e:00.0, a
+    # ConnectX-5 Ex, and its Gen4 x16 card trained at 8 GT/s (Gen3) in the Cascade Lake slot.
+    result = load("lspci", "fdio-cx5-ex-rst-literal-block")
+    assert result.warnings == []
+    [dev] = result.of_type(PciDevice)
+    assert (dev.line, dev.bdf, dev.address, dev.device_class) == (
+        2,
+        "5e:00.0",
+        "0000:5e:00.0",
+        "Ethernet controller",
+    )
+    assert dev.description == "Mellanox Technologies MT28800 Family [ConnectX-5 Ex]"
+    assert (dev.lnkcap_speed_gts, dev.lnkcap_width, dev.lnksta_speed_gts, dev.lnksta_width) == (
+        16.0,
+        16,
+        8.0,
+        16,
+    )
+    assert dev.speed_downgraded and not dev.width_downgraded
+    assert dev.acs_ctl and not any(dev.acs_ctl.values()) and not dev.acs_redirect
+    assert dev.kernel_driver == "mlx5_core" and dev.end_line == 67
+
+
+def test_lspci_indented_detected_without_kind() -> None:
+    assert detect_kind(case("lspci", "fdio-cx5-ex-rst-literal-block").text()) == "lspci"
+
+
+@pytest.mark.parametrize("indent", ["  ", "   ", "    ", "\t"])
+def test_lspci_shallow_indent_of_a_whole_capture_is_one_device(indent: str) -> None:
+    text = "\n".join(
+        indent + line if line else ""
+        for line in (
+            "af:00.0 Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]",
+            "\tLnkCap:\tPort #0, Speed 32GT/s, Width x16",
+            "\tLnkSta:\tSpeed 32GT/s (ok), Width x16 (ok)",
+        )
+    )
+    result = parse_text(text, "lspci")
+    assert result.warnings == []
+    [dev] = result.of_type(PciDevice)
+    assert dev.bdf == "af:00.0" and dev.device_class == "Ethernet controller"
+    assert (dev.lnksta_speed_gts, dev.lnksta_width, dev.speed_downgraded) == (32.0, 16, False)
+
+
+def test_lspci_deeply_indented_address_is_not_a_device_line() -> None:
+    # a field value that starts with a bus address (two tabs deep) stays inside the device
+    text = (
+        "00:01.1 PCI bridge: Advanced Micro Devices, Inc. [AMD] Starship/Matisse GPP Bridge\n"
+        "\t\t00:02.0 Host bridge: not a device of its own\n"
+        "\tLnkSta:\tSpeed 16GT/s (ok), Width x16 (ok)\n"
+    )
+    devs = parse_text(text, "lspci").of_type(PciDevice)
+    assert [d.bdf for d in devs] == ["00:01.1"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=8), st.sampled_from(["Ethernet controller", "PCI bridge"])
+)
+def test_lspci_indent_shifts_nothing(spaces: int, cls: str) -> None:
+    # shifting a whole capture right by up to 8 spaces gives the same device and link fields
+    lines = [
+        f"c1:00.0 {cls}: Mellanox Technologies MT2910 Family [ConnectX-7]",
+        "\tLnkCap:\tPort #0, Speed 32GT/s, Width x16, ASPM not supported",
+        "\tLnkSta:\tSpeed 16GT/s (downgraded), Width x8 (downgraded)",
+        "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd- EgressCtrl-",
+    ]
+    plain = parse_text("\n".join(lines), "lspci").of_type(PciDevice)
+    shifted = parse_text("\n".join(" " * spaces + ln for ln in lines), "lspci").of_type(PciDevice)
+    assert len(plain) == len(shifted) == 1
+    a, b = plain[0], shifted[0]
+    assert (a.bdf, a.device_class, a.lnksta_width, a.speed_downgraded, a.acs_redirect) == (
+        b.bdf,
+        b.device_class,
+        b.lnksta_width,
+        b.speed_downgraded,
+        b.acs_redirect,
     )

@@ -31,6 +31,8 @@ CASES = [
     "jc-pi-no-answer-yet-D-timestamps",
     "jc-ubuntu2204-dest-unreachable-pipe",
     "jc-ubuntu2204-ping6-source-ip",
+    "eos-df-size-9000-cli-prompt",
+    "rst-code-block-df-8972",
 ]
 
 
@@ -263,3 +265,50 @@ def test_windows_df_probe_and_statistics() -> None:
     assert isinstance(err, PingError) and err.kind == "frag-needed" and err.line == 4
     assert isinstance(summ, PingSummary)
     assert (summ.target, summ.transmitted, summ.received, summ.loss_pct) == ("1.1.1.1", 1, 0, 100.0)
+
+
+def test_network_os_prompt_and_df_size_9000_fit() -> None:
+    # Arista EOS `LEAF1#ping ... size 9000 df-bit`: iputils output under a switch prompt
+    result = load(KIND, "eos-df-size-9000-cli-prompt")
+    assert result.warnings == []
+    [hdr] = result.of_type(PingHeader)
+    assert (hdr.line, hdr.target, hdr.payload_bytes, hdr.packet_bytes) == (
+        2,
+        "10.0.0.5",
+        8972,
+        9000,
+    )
+    replies = result.of_type(PingReply)
+    assert [r.seq for r in replies] == [1, 2, 3, 4, 5] and {r.bytes for r in replies} == {8980}
+    [s] = result.of_type(PingSummary)
+    assert (s.transmitted, s.received, s.loss_pct, s.pipe) == (5, 5, 0.0, 2)
+    assert (s.rtt_min_us, s.rtt_max_us) == (10311.0, 17477.0)
+    assert result.of_type(PingError) == []
+
+
+def test_rst_code_block_directive_is_not_a_garbled_line() -> None:
+    result = load(KIND, "rst-code-block-df-8972")
+    assert result.warnings == []
+    [hdr] = result.of_type(PingHeader)
+    assert (hdr.line, hdr.packet_bytes) == (4, 9000)
+    [s] = result.of_type(PingSummary)
+    assert (s.transmitted, s.received, s.loss_pct) == (3, 3, 0.0)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["leaf1#ping 10.0.0.2 size 9000 df-bit", "switch# ping 10.0.0.2", "rtr-1>ping 10.0.0.2"],
+)
+def test_switch_prompt_before_ping_is_skipped(prompt: str) -> None:
+    text = (
+        f"{prompt}\nPING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.1 ms\n\n"
+        "--- 10.0.0.2 ping statistics ---\n"
+        "1 packets transmitted, 1 received, 0% packet loss, time 0ms\n"
+    )
+    assert parse_text(text, KIND).warnings == []
+
+
+def test_eos_and_rst_detected_without_kind() -> None:
+    for name in ("eos-df-size-9000-cli-prompt", "rst-code-block-df-8972"):
+        assert detect_kind(case(KIND, name).text()) == KIND

@@ -91,3 +91,14 @@ def test_garbage_row_is_one_warning() -> None:
     res = parse_text(text, KIND)
     assert len(res.warnings) == 1
     assert len([r for r in res.records if isinstance(r, PortCounters)]) == 6
+
+
+def test_markdown_bold_around_a_cell_is_dropped() -> None:
+    # sonic-net/SONiC#234 as posted: the reporter wrapped the RX_BPS cell in "**"
+    res = load(KIND, "sonic-portstat-desc-pps-markdown-bold")
+    assert res.warnings == []
+    [rec] = res.records
+    assert isinstance(rec, PortCounters)
+    assert (rec.port, rec.state, rec.up, rec.description) == ("Ethernet1", "U", True, None)
+    assert (rec.rx_ok, rec.rx_bps, rec.rx_pps, rec.rx_util) == (692947, 2734.32e6, 318571.42, 85.45)
+    assert (rec.rx_err, rec.rx_drp, rec.tx_ok, rec.tx_drp) == (0, None, 0, None)

@@ -14,6 +14,14 @@
   lowest SeqNum. On a network stall every rank waits in the same collective; ranks in
   different collectives called them in a different order (a desync, PyTorch's
   ``TORCH_NCCL_DESYNC_DEBUG`` reports the same thing).
+- ``socket_transport``: per subject whose NCCL runs its network traffic over TCP sockets:
+  ``Using network Socket``, or (logs filtered to a few lines, NCCL_DEBUG_SUBSYS) a ``NET/Socket :
+  Using`` line while nothing in the input shows an RDMA network in use (NCCL initialises the
+  Socket transport only when the IB transport and the plugins found no device). ``reason`` is
+  what the log says about why (a plugin or libibverbs error, ``NCCL_IB_DISABLE=1``, ``NET/IB :
+  No device found``); ``iface_unreachable`` names a virtual interface (veth, tunnel, bridge) in
+  NCCL's socket list when the input also shows socket connections failing: the failure is that
+  interface (``nccl_iface``), and the Socket transport is a side remark then.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ __all__ = [
     "CollectiveDesync",
     "NcclIface",
     "NcclLinkLayers",
+    "SocketTransport",
     "virtual_kind",
 ]
 
@@ -40,7 +49,10 @@ _VIRTUAL = (
     (re.compile(r"^veth"), "container veth"),
     (re.compile(r"^virbr\d*"), "libvirt bridge"),
     (re.compile(r"^(?:cni|flannel|cali|cilium|weave|kube-ipvs|vxlan\.calico)"), "CNI overlay"),
-    (re.compile(r"^(?:tun|tap|wg|tailscale|zt|ipip|gre|sit|vxlan)\d*"), "tunnel"),
+    (
+        re.compile(r"^(?:tun|tap|wg|tailscale|zt|ipip|gre|sit|vxlan|ip6tnl|ip6gre|ip_vti)\d*"),
+        "tunnel",
+    ),
     (re.compile(r"^lo$"), "loopback"),
 )
 
@@ -203,3 +215,107 @@ def _collective_desync(ev: Evidence) -> Iterator[Item]:
             by_rank={r: f"{ops[r]} #{seqs[r]}" for r in ranks},
         )
         yield Item(rec, first.file, first.subject, first.kind)
+
+
+@dataclass(slots=True, kw_only=True)
+class SocketTransport(Record):
+    """NCCL's inter-node traffic goes over TCP sockets on this subject."""
+
+    record_type: ClassVar[str] = "socket_transport"
+    name: str = "Socket"
+    explicit: bool = True
+    """``Using network Socket`` was printed (else inferred from ``NET/Socket : Using``)."""
+    reason: str = "not printed"
+    iface_unreachable: str | None = None
+    """A virtual interface in NCCL's socket list, when socket connections also fail."""
+
+
+_NO_RDMA = frozenset({"socket"})
+_CONNECT_FAILED = ("timed out", "refused", "unreachable", "No route")
+
+
+def _socket_reason(items: list[Item]) -> str | None:
+    for item in items:
+        rec = item.record
+        kind = rec.record_type
+        if kind == "problem" and getattr(rec, "category", None) == "net_plugin":
+            return str(getattr(rec, "message", ""))
+    for item in items:
+        rec = item.record
+        if rec.record_type != "nccl_env":
+            continue
+        name, value = getattr(rec, "name", None), str(getattr(rec, "value", ""))
+        if name == "NCCL_IB_DISABLE" and value == "1":
+            return "NCCL_IB_DISABLE=1 set by the environment"
+        if name == "NCCL_NET" and value.lower() == "socket":
+            return "NCCL_NET=Socket set by the environment"
+    for item in items:
+        rec = item.record
+        if (
+            rec.record_type == "net_devices"
+            and getattr(rec, "role", None) == "ib"
+            and not getattr(rec, "devices", ())
+        ):
+            return "NET/IB : No device found"
+    return None
+
+
+@deriver
+def _socket_transport(ev: Evidence) -> Iterator[Item]:
+    by_subject = ev.subjects()
+    rdma_in_use = any(
+        (i.record.record_type == "net_selected" and getattr(i.record, "transport", "") != "socket")
+        or (
+            i.record.record_type == "net_devices"
+            and getattr(i.record, "role", None) == "ib"
+            and getattr(i.record, "devices", ())
+        )
+        for i in ev.items
+    )
+    failing = any(
+        i.record.record_type == "problem"
+        and getattr(i.record, "category", None)
+        in ("socket_connect", "socket_retry", "socket_error")
+        and any(w in str(getattr(i.record, "message", "")) for w in _CONNECT_FAILED)
+        for i in ev.items
+    )
+    for subject, items in sorted(by_subject.items()):
+        chosen = [
+            i
+            for i in items
+            if i.record.record_type == "net_selected"
+            and getattr(i.record, "transport", "") in _NO_RDMA
+        ]
+        selected_any = any(i.record.record_type == "net_selected" for i in items)
+        sockets = [
+            i
+            for i in items
+            if i.record.record_type == "net_devices"
+            and getattr(i.record, "role", None) == "socket"
+            and getattr(i.record, "devices", ())
+        ]
+        if chosen:
+            first, explicit = chosen[0], True
+        elif sockets and not selected_any and not rdma_in_use:
+            first, explicit = sockets[0], False
+        else:
+            continue
+        virtual = None
+        if failing:
+            for i in items:
+                if i.record.record_type == "net_devices" and getattr(i.record, "role", None) in (
+                    "bootstrap",
+                    "socket",
+                ):
+                    for dev in getattr(i.record, "devices", ()):
+                        if virtual is None and virtual_kind(dev.name) is not None:
+                            virtual = dev.name
+        reason = _socket_reason(items) or _socket_reason(ev.items) or "not printed"
+        rec = SocketTransport(
+            line=first.record.line,
+            name=str(getattr(first.record, "name", "Socket")) if explicit else "Socket",
+            explicit=explicit,
+            reason=reason,
+            iface_unreachable=virtual,
+        )
+        yield Item(rec, first.file, subject, first.kind)

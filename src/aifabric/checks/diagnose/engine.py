@@ -326,7 +326,10 @@ class _Fields(string.Formatter):
 
 
 def _render(rule: Rule, subject: str, matched: list[tuple[Match, list[Item]]]) -> str:
-    named = {m.as_: found[0] for m, found in matched if m.as_ and found}
+    named: dict[str, Item] = {}
+    for m, found in matched:
+        if m.as_ and found:
+            named.setdefault(m.as_, found[0])  # the first match that names it (an `any` order)
     count = len(matched[0][1]) if matched else 0
     try:
         return _Fields(named).format(rule.message, subject=subject, count=count)

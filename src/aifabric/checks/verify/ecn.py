@@ -88,6 +88,8 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
         marks = [m for m in v.ecn if m.covers(queue)]
         port_buf, buf_src = _port_buffer(dev, ctx)
         if not marks:
+            if v.ecn_unread is not None:
+                continue  # ECN unknown here (listed as not checked), not absent
             if v.ecn or v.dscp_to_tc is not None or v.pfc_priorities is not None:
                 key = (dev.name, f"no ECN marking on queue {queue}")
                 groups[key].add(label)

@@ -565,7 +565,7 @@ def _roce_marking(
             names = {1: "ECT(1)", 2: "ECT(0)", 3: "CE"}
             yield meta.finding(
                 target=_target(tc, "NCCL_IB_TC"),
-                severity="error" if ecn == 3 else "warning",
+                severity="error" if ecn == 3 else "info",
                 message=(
                     f"NCCL_IB_TC={tos} sets the ECN bits to {ecn} ({names[ecn]}); the DSCP "
                     f"({dscp}) is right, the value should be {want}"
