@@ -86,6 +86,9 @@ class NcclIface(Record):
     ``loopback``; ``None`` for a physical-looking name."""
     link_local: bool = False
     """IPv6 ``fe80::`` or IPv4 ``169.254.x.x``: reaches only the same L2 segment."""
+    index: int = 0
+    """Position in NCCL's list (``[0]`` is the bootstrap's own address and the socket
+    transport's first interface)."""
     host: str | None = None
 
 
@@ -128,9 +131,10 @@ def _nccl_ifaces(ev: Evidence) -> Iterator[Item]:
             "socket",
         ):
             continue
-        for dev in getattr(rec, "devices", ()):
+        for pos, dev in enumerate(getattr(rec, "devices", ())):
             derived = NcclIface(
                 line=rec.line,
+                index=dev.index if dev.index is not None else pos,
                 role=str(getattr(rec, "role", "")),
                 name=dev.name,
                 address=dev.address,
