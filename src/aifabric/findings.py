@@ -48,6 +48,10 @@ class Finding(BaseModel):
     fix: str
     refs: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    cause: str | None = Field(
+        default=None,
+        description="diagnose: the cause class named (docs/diagnose.md, 'Cause classes')",
+    )
 
 
 class Summary(BaseModel):

@@ -59,6 +59,12 @@ FAMILY_MODULES: tuple[str, ...] = (
     "nvue",
     "cumulus_traffic",
     "switch_counters",
+    "mlxlink",
+    "sonic_transceiver",
+    "rdma_tools",
+    "ucx",
+    "gpu_topo",
+    "host_limits",
     "host_roce",
     "nccl_env",
 )

@@ -47,6 +47,7 @@ def _rule(**over: object) -> Rule:
         "title": "t",
         "symptom": "s",
         "layer": "fabric",
+        "cause_class": "fabric.packet-loss",
         "confidence": 0.5,
         "when": {"all": [{"record": "problem", "as": "p", "where": {"status": {"eq": 12}}}]},
         "message": "{count} x status {p.status} from {p.peer_address}; {p.nope}",
@@ -72,7 +73,7 @@ def test_rule_validation_refuses_bad_rules() -> None:
 
 def test_all_none_count_and_template() -> None:
     ev = load_evidence([LOG])
-    (f,) = diagnose(ev, [_rule()]).findings
+    (f,) = diagnose(ev, [_rule()], only_rules=True).findings
     assert f.message == "Fabric: 1 x status 12 from 172.36.143.59; ?"
     assert f.evidence[0].endswith(LOG.read_text().splitlines()[0].strip()[:160])
     # none: a status-5 completion in the same input suppresses the rule
@@ -82,7 +83,7 @@ def test_all_none_count_and_template() -> None:
             "none": [{"record": "problem", "where": {"status": {"eq": 5}}}],
         }
     )
-    assert diagnose(ev, [suppressed]).findings == []
+    assert diagnose(ev, [suppressed], only_rules=True).findings == []
     # count: two status-5 completions, not three
     two = _rule(
         when={"all": [{"record": "problem", "where": {"status": {"eq": 5}}, "count": {"eq": 2}}]}
@@ -90,14 +91,14 @@ def test_all_none_count_and_template() -> None:
     three = _rule(
         when={"all": [{"record": "problem", "where": {"status": {"eq": 5}}, "count": {"ge": 3}}]}
     )
-    assert len(diagnose(ev, [two]).findings) == 1
-    assert diagnose(ev, [three]).findings == []
+    assert len(diagnose(ev, [two], only_rules=True).findings) == 1
+    assert diagnose(ev, [three], only_rules=True).findings == []
 
 
 def test_scope_input_is_one_finding_over_everything() -> None:
     ev = load_evidence([LOG, FIX / "socket-fallback-no-libibverbs" / "nccl.log"])
     rule = _rule(scope="input", when={"all": [{"record": "problem"}]}, message="{count} problems")
-    (f,) = diagnose(ev, [rule]).findings
+    (f,) = diagnose(ev, [rule], only_rules=True).findings
     assert f.target == "all input"
 
 
@@ -108,9 +109,9 @@ def test_match_scope_input_looks_past_the_subject() -> None:
     died = {"record": "problem", "where": {"category": {"eq": "process_exit"}}}
     when = {"all": [{"record": "problem", "where": {"status": {"eq": 12}}}], "none": [died]}
     own = _rule(when=when, message="{count}")
-    assert [f.target for f in diagnose(ev, [own]).findings] == ["hostname-test"]
+    assert [f.target for f in diagnose(ev, [own], only_rules=True).findings] == ["hostname-test"]
     across = _rule(when={**when, "none": [{**died, "scope": "input"}]}, message="{count}")
-    assert diagnose(ev, [across]).findings == []
+    assert diagnose(ev, [across], only_rules=True).findings == []
 
 
 def test_field_paths_walk_attributes_and_int_keys() -> None:

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,9 +26,11 @@ from typing import Any, ClassVar
 
 from aifabric.catalog import Catalog
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
+from aifabric.checks.diagnose.signatures import SignatureIndex, all_causes, signature_index
+from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
-from aifabric.evidence import parse_file
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, decode_capture
+from aifabric.evidence.paste import parse_paste
 from aifabric.findings import Finding
 from aifabric.model import Fabric
 
@@ -52,18 +55,32 @@ LAYER_WORDS = {
 
 @dataclass(slots=True)
 class EvidenceFile:
-    """One parsed capture: where it came from, what it is, its lines (for quoting)."""
+    """One parsed capture (or one part of a multi-tool paste): where it came from, what it is,
+    the file's lines (for quoting) and which of them are this part's."""
 
     path: str
     kind: str
     result: ParseResult
     lines: list[str]
     subject: str
+    numbers: list[int] | None = None
+    """1-based file lines of this part (``None``: the whole file)."""
+    command: str | None = None
+    """the command a prompt line in the paste gave for this part."""
 
     def quote(self, line: int | None) -> str:
         if not line or line > len(self.lines):
             return self.path
         return f"{self.path} line {line}: {self.lines[line - 1].strip()[:160]}"
+
+    def own_lines(self) -> Iterator[tuple[int, str]]:
+        """(file line, text) of this part's lines."""
+        if self.numbers is None:
+            yield from enumerate(self.lines, 1)
+        else:
+            for n in self.numbers:
+                if 1 <= n <= len(self.lines):
+                    yield n, self.lines[n - 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +93,27 @@ class Item:
     kind: str
 
 
+@dataclass(slots=True, kw_only=True)
+class SignatureRecord(Record):
+    """A line recognised by a signature catalogue entry (:mod:`.signatures`)."""
+
+    record_type: ClassVar[str] = "signature"
+    id: str
+    program: str
+    severity: str
+    cause: str
+    groups: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Suspect:
+    """A line that looks like an error (``ERROR``, ``failed``, ``WARN``...) in a log-like input."""
+
+    file: EvidenceFile
+    line: int
+    text: str
+
+
 @dataclass(slots=True)
 class Evidence:
     """Everything given to diagnose: files, records by subject, what was skipped."""
@@ -86,6 +124,8 @@ class Evidence:
     fabric: Fabric | None = None
     """The fabric file, when given (derivers compare evidence with what it should deliver)."""
     catalog: Catalog | None = None
+    suspects: list[Suspect] = field(default_factory=list)
+    """Error-looking lines no catalogue entry recognised (reported unless a finding quotes them)."""
 
     def subjects(self) -> dict[str, list[Item]]:
         out: dict[str, list[Item]] = defaultdict(list)
@@ -95,6 +135,28 @@ class Evidence:
 
 
 # -- loading ----------------------------------------------------------------------------------
+
+TEXT_KIND = "text"
+"""The kind of a file (or part of a paste) that no parser recognised: still scanned."""
+
+SCANNED_KINDS = frozenset(
+    {TEXT_KIND, "nccl-log", "dmesg-mlx5", "nccl-tests", "perftest", "ping", "ucx-perftest",
+     "ucx-info"}
+)  # fmt: skip
+"""Kinds whose lines are matched against the signature catalogues and searched for
+error-looking lines. Counter dumps and configs are not: their words (``rx_errors``,
+``Advanced Error Reporting``) are field names, and their values are judged by verdicts."""
+
+_ERRORISH = re.compile(
+    r"\b(?:ERROR|Error|error|errno|FATAL|Fatal|fatal|WARN|WARNING|Warning|failed|FAILED|Failed"
+    r"|failure|Failure|Traceback|Exception|Segmentation fault|segfault|Killed|Aborted|aborted"
+    r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
+    r"|No such)\b"
+)
+"""What makes a line look like an error: its words, as programs print them."""
+
+MAX_LINE_SCAN = 4096
+"""Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
 
 
 def _walk(path: Path) -> Iterator[tuple[Path, str | None]]:
@@ -114,6 +176,11 @@ def _walk(path: Path) -> Iterator[tuple[Path, str | None]]:
         raise InputError(f"{path}: no such file or directory")
 
 
+_SKIP_NAMES = frozenset(
+    {"meta.yaml", "case.yaml", "README.md", "SOURCES.md", "incident.yaml", "manifest.json"}
+)
+
+
 def load_evidence(
     paths: Sequence[Path],
     *,
@@ -121,28 +188,48 @@ def load_evidence(
     catalog: Catalog | None = None,
     on_file: Callable[[Path], None] | None = None,
 ) -> Evidence:
-    """Parse every file under ``paths`` (bundle directories give the host by folder name)."""
+    """Parse every file under ``paths`` (bundle directories give the host by folder name).
+
+    Each file is split into parts (:func:`aifabric.evidence.paste.parse_paste`: prompts,
+    fences, launcher and host prefixes); parts no parser recognises are kept as ``text`` so
+    their lines are still matched against the signature catalogues.
+    """
     ev = Evidence(fabric=fabric, catalog=catalog)
+    index = signature_index()
     for root in paths:
         for path, host in _walk(root):
             if on_file is not None:
                 on_file(path)
-            if path.name in ("meta.yaml", "case.yaml", "README.md", "SOURCES.md"):
+            if path.name in _SKIP_NAMES:
                 continue
             try:
-                result = parse_file(path)
-            except InputError as exc:
+                data = path.read_bytes()
+                text = decode_capture(data, str(path))
+                parts = parse_paste(text)
+            except OSError as exc:
+                ev.skipped.append(f"{path}: cannot read: {exc.strerror or exc}")
+                continue
+            except (InputError, RecursionError) as exc:
                 ev.skipped.append(f"{path}: {exc}")
                 continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-            subject = host or _record_host(result) or path.name
-            ef = EvidenceFile(str(path), result.kind, result, text.splitlines(), subject)
-            ev.files.append(ef)
-            for w in result.warnings[:3]:
-                ev.skipped.append(f"{path} line {w.line}: {w.message}")
-            for rec in result.records:
-                who = host or getattr(rec, "host", None) or subject
-                ev.items.append(Item(rec, ef, str(who), result.kind))
+            lines = text.splitlines()
+            whole = len(parts) == 1 and parts[0].subject is None
+            for part in parts:
+                result = part.result or ParseResult(TEXT_KIND)
+                kind = part.kind or TEXT_KIND
+                subject = host or part.subject or _record_host(result) or path.name
+                ef = EvidenceFile(
+                    str(path), kind, result, lines, subject,
+                    None if whole else part.numbers, part.command,
+                )  # fmt: skip
+                ev.files.append(ef)
+                for w in result.warnings[:3]:
+                    ev.skipped.append(f"{path} line {w.line}: {w.message}")
+                for rec in result.records:
+                    who = host or getattr(rec, "host", None) or subject
+                    ev.items.append(Item(rec, ef, str(who), kind))
+                if kind in SCANNED_KINDS:
+                    _scan(ev, ef, index)
     # derivers live in their own modules and register on import
     from aifabric.checks.diagnose import (  # noqa: F401, PLC0415
         derive_counters,
@@ -153,6 +240,23 @@ def load_evidence(
     for fn in _DERIVERS:
         ev.items.extend(fn(ev))
     return ev
+
+
+def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
+    """Match the part's lines against the catalogues; keep error-looking lines none explains."""
+    for n, raw in ef.own_lines():
+        line = raw[:MAX_LINE_SCAN]
+        hit = index.match(line)
+        if hit is not None:
+            sig = hit.signature
+            rec = SignatureRecord(
+                line=n, id=sig.id, program=hit.program, severity=sig.severity, cause=sig.cause,
+                groups=hit.groups,
+            )  # fmt: skip
+            ev.items.append(Item(rec, ef, ef.subject, ef.kind))
+            continue
+        if _ERRORISH.search(line):
+            ev.suspects.append(Suspect(ef, n, line.strip()))
 
 
 def _record_host(result: ParseResult) -> str | None:
@@ -337,7 +441,13 @@ def _render(rule: Rule, subject: str, matched: list[tuple[Match, list[Item]]]) -
         return rule.message
 
 
-def _evaluate(rule: Rule, subject: str, own: ByType, everything: ByType) -> Finding | None:
+Quoted = set[tuple[str, int]]
+"""(file, line) pairs that findings quote or explain."""
+
+
+def _evaluate(
+    rule: Rule, subject: str, own: ByType, everything: ByType
+) -> tuple[Finding, Quoted] | None:
     cond = rule.when
     matched: list[tuple[Match, list[Item]]] = []
 
@@ -358,12 +468,21 @@ def _evaluate(rule: Rule, subject: str, own: ByType, everything: ByType) -> Find
         if _holds(m, _select(pool(m), m)):
             return None
     quotes: list[str] = []
+    explained: Quoted = set()
     for _, found in matched:
+        for item in found:
+            if item.file is not None:
+                explained.add((item.file.path, item.record.line))
+                end = item.record.end_line
+                if end is not None and end > item.record.line:
+                    explained.update(
+                        (item.file.path, n) for n in range(item.record.line, end + 1)
+                    )
         for item in found[:3]:
             q = item.file.quote(item.record.line) if item.file else subject
             if q not in quotes:
                 quotes.append(q)
-    return Finding(
+    finding = Finding(
         check=rule.id,
         severity=rule.severity,
         target=subject,
@@ -375,27 +494,214 @@ def _evaluate(rule: Rule, subject: str, own: ByType, everything: ByType) -> Find
         fix=rule.fix,
         refs=list(rule.refs),
         confidence=rule.confidence,
+        cause=rule.cause_class,
     )
+    return finding, explained
 
 
-def diagnose(ev: Evidence, rules: Sequence[Rule] | None = None) -> Diagnosis:
-    """Run ``rules`` (all shipped rules by default) over ``ev``."""
+SIGNATURE_PRIOR = {"error": 0.55, "warning": 0.45, "info": 0.3}
+"""Authored priors for catalogue findings: below the rules (0.6-0.8), which see combinations
+of evidence, so a rule's reading ranks first where both apply."""
+
+UNRECOGNISED_CHECK = "diagnose.unrecognised-line"
+MAX_UNRECOGNISED = 5
+"""Distinct unrecognised messages reported per subject (the rest are counted)."""
+
+_NORMALISE = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def _verdict_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
+    """Every registered verdict over every record, grouped per (subject, verdict id)."""
+    table = load_verdicts()
+    grouped: dict[tuple[str, str], list[tuple[Verdict, Item]]] = defaultdict(list)
+    for item in ev.items:
+        fns = table.get(item.record.record_type)
+        if not fns:
+            continue
+        for fn in fns:
+            for v in fn(item.record, ev):
+                grouped[(item.subject, v.id)].append((v, item))
+    out: list[tuple[Finding, Quoted]] = []
+    for (subject, vid), hits in grouped.items():
+        v = hits[0][0]
+        quotes: list[str] = []
+        explained: Quoted = set()
+        for verdict_, item in hits:
+            line = verdict_.line if verdict_.line is not None else item.record.line
+            if item.file is not None:
+                explained.add((item.file.path, line))
+                q = item.file.quote(line)
+                if q not in quotes:
+                    quotes.append(q)
+        cause = all_causes()[v.cause]
+        more = f" ({len(hits)} records)" if len(hits) > 1 else ""
+        finding = Finding(
+            check=vid,
+            severity=v.severity,
+            target=subject,
+            message=f"{LAYER_WORDS[cause.layer]}: {v.message}{more}",
+            actual=f"cause in the {cause.layer}" if cause.layer != "config" else "configuration",
+            evidence=quotes[:8],
+            explanation=v.explanation,
+            fix=v.fix,
+            refs=list(v.refs),
+            confidence=v.confidence,
+            cause=v.cause,
+        )
+        out.append((finding, explained))
+    return out
+
+
+def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
+    """Catalogue hits grouped per (subject, entry); benign entries give none."""
+    from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
+
+    grouped: dict[tuple[str, str], list[Item]] = defaultdict(list)
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, SignatureRecord) and rec.severity != "benign":
+            grouped[(item.subject, rec.id)].append(item)
+    out: list[tuple[Finding, Quoted]] = []
+    for (subject, sid), items in grouped.items():
+        sig, program = signature_by_id()[sid]
+        first = items[0].record
+        assert isinstance(first, SignatureRecord)
+        text = sig.meaning
+        if sig.message:
+            try:
+                text = sig.message.format(**first.groups)
+            except (KeyError, IndexError, ValueError):
+                text = sig.message
+        cause = all_causes()[sig.cause]
+        quotes: list[str] = []
+        explained: Quoted = set()
+        for item in items:
+            if item.file is not None:
+                explained.add((item.file.path, item.record.line))
+                if len(quotes) < 5:
+                    quotes.append(item.file.quote(item.record.line))
+        more = f" ({len(items)} lines)" if len(items) > 1 else ""
+        nxt = f" Next: {sig.next}" if sig.next else ""
+        finding = Finding(
+            check=f"signature.{sid}",
+            severity=sig.severity,  # benign entries were filtered above
+            target=subject,
+            message=f"{LAYER_WORDS[cause.layer]}: {text}{more}",
+            actual=f"cause in the {cause.layer}" if cause.layer != "config" else "configuration",
+            evidence=quotes,
+            explanation=f"{sig.meaning} ({program} message; source: {sig.source.link()})",
+            fix=f"{sig.fix}{nxt}".strip() or "See the source of the message.",
+            refs=[sig.source.link(), *sig.real[:2]],
+            confidence=SIGNATURE_PRIOR[sig.severity],
+            cause=sig.cause,
+        )
+        out.append((finding, explained))
+    return out
+
+
+def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
+    """Error-looking lines that nothing explained: one finding per distinct message."""
+    by_subject: dict[str, dict[str, list[Suspect]]] = defaultdict(lambda: defaultdict(list))
+    for s in ev.suspects:
+        if (s.file.path, s.line) in explained:
+            continue
+        key = _NORMALISE.sub("#", s.text)[:200]
+        by_subject[s.file.subject][key].append(s)
+    out: list[Finding] = []
+    for subject, groups in by_subject.items():
+        ranked = sorted(groups.values(), key=lambda g: (g[0].file.path, g[0].line))
+        for i, group in enumerate(ranked[:MAX_UNRECOGNISED]):
+            rest = len(ranked) - MAX_UNRECOGNISED
+            tail = (
+                f"; {rest} more distinct unrecognised line(s) in this input"
+                if i == MAX_UNRECOGNISED - 1 and rest > 0
+                else ""
+            )
+            first = group[0]
+            count = f" ({len(group)} lines like it)" if len(group) > 1 else ""
+            out.append(
+                Finding(
+                    check=UNRECOGNISED_CHECK,
+                    severity="warning",
+                    target=subject,
+                    message=f"not recognised: {first.text[:200]}{count}{tail}",
+                    actual="an error-looking line no catalogue entry or rule explains",
+                    evidence=[g.file.quote(g.line) for g in group[:3]],
+                    explanation=(
+                        "The line reads like an error (it says error, failed, WARN, timed out, "
+                        "refused...) and no signature catalogue entry (docs/signatures.md) nor "
+                        "diagnosis rule explains it. It is shown so that nothing visible is "
+                        "missed; it may be the cause, or a consequence of it."
+                    ),
+                    fix=(
+                        "Read the lines just before it (the first error is usually the cause); "
+                        "run with more logging (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET, "
+                        "TORCH_DISTRIBUTED_DEBUG=DETAIL); search the program's issue tracker for "
+                        "the quoted text; add the message to a catalogue with its source."
+                    ),
+                    refs=["S20", "S24"],
+                    confidence=0.2,
+                )
+            )
+    return out
+
+
+_KIND_ORDER = {"rule": 0, "verdict": 1, "signature": 2, "unrecognised": 3}
+
+
+def diagnose(
+    ev: Evidence, rules: Sequence[Rule] | None = None, *, only_rules: bool = False
+) -> Diagnosis:
+    """Run ``rules`` (all shipped rules by default), the record verdicts and the signature
+    catalogues over ``ev``; report error-looking lines nothing explains.
+
+    A verdict or catalogue finding naming a cause class that a rule already names for the same
+    subject is dropped (the rule explains it, with more context); a catalogue finding whose
+    lines a rule or verdict quotes is dropped too. Ranking: severity, then rules before
+    verdicts before catalogue entries, then confidence. ``only_rules`` runs the rules alone
+    (tests of the rule language).
+    """
     rules = all_rules() if rules is None else rules
-    findings: list[Finding] = []
+    ranked: list[tuple[str, Finding]] = []
+    explained: Quoted = set()
     subjects = {name: _by_type(items) for name, items in ev.subjects().items()}
     everything = _by_type(ev.items)
     for rule in rules:
-        if rule.scope == "input":
-            f = _evaluate(rule, "all input", everything, everything)
-            if f is not None:
-                findings.append(f)
+        targets = [("all input", everything)] if rule.scope == "input" else sorted(
+            subjects.items()
+        )
+        for subject, items in targets:
+            got = _evaluate(rule, subject, items, everything)
+            if got is not None:
+                ranked.append(("rule", got[0]))
+                explained |= got[1]
+    if only_rules:
+        sev = {"error": 0, "warning": 1, "info": 2}
+        ranked.sort(key=lambda p: (sev[p[1].severity], -(p[1].confidence or 0), p[1].check))
+        return Diagnosis([f for _, f in ranked], ev, [])
+    named: set[tuple[str, str | None]] = {(f.target, f.cause) for _, f in ranked}
+    named_any = {c for _, f in ranked if f.target == "all input" for c in [f.cause]}
+    for finding, lines in _verdict_findings(ev):
+        explained |= lines
+        if (finding.target, finding.cause) in named or finding.cause in named_any:
             continue
-        for subject, items in sorted(subjects.items()):
-            f = _evaluate(rule, subject, items, everything)
-            if f is not None:
-                findings.append(f)
+        ranked.append(("verdict", finding))
+        named.add((finding.target, finding.cause))
+    for finding, lines in _signature_findings(ev):
+        redundant = lines <= explained or (finding.target, finding.cause) in named
+        explained |= lines
+        if redundant:
+            continue
+        ranked.append(("signature", finding))
+    ranked += [("unrecognised", f) for f in _unrecognised(ev, explained)]
     order = {"error": 0, "warning": 1, "info": 2}
-    findings.sort(key=lambda f: (order[f.severity], -(f.confidence or 0), f.check, f.target))
+    ranked.sort(
+        key=lambda p: (
+            order[p[1].severity], _KIND_ORDER[p[0]], -(p[1].confidence or 0), p[1].check,
+            p[1].target,
+        )
+    )  # fmt: skip
+    findings = [f for _, f in ranked]
     hit = {f.target for f in findings if f.severity != "info"}
-    healthy = sorted({ef.subject for ef in ev.files} - hit)
+    healthy = sorted({ef.subject for ef in ev.files if ef.kind != TEXT_KIND} - hit)
     return Diagnosis(findings, ev, healthy)

@@ -139,6 +139,7 @@ class Rule(StrictModel):
     title: str
     symptom: str = Field(description="what the user sees (S20 column 1)")
     layer: Literal["fabric", "host", "config", "application"]
+    cause_class: str = Field(description="a cause class of checks/causes.yaml")
     severity: Literal["error", "warning", "info"] = "error"
     confidence: float = Field(gt=0, le=1)
     scope: Literal["subject", "input"] = "subject"
@@ -155,6 +156,15 @@ class Rule(StrictModel):
     def _one_paragraph(cls, value: str) -> str:
         """YAML folded scalars end in a newline and may wrap: keep one clean paragraph."""
         return " ".join(value.split())
+
+    @field_validator("cause_class")
+    @classmethod
+    def _known_cause(cls, value: str) -> str:
+        from aifabric.checks.diagnose.signatures import all_causes  # noqa: PLC0415
+
+        if value not in all_causes():
+            raise ValueError(f"unknown cause class {value!r} (checks/causes.yaml)")
+        return value
 
     @field_validator("refs")
     @classmethod

@@ -1,0 +1,100 @@
+"""First-contact accuracy of ``aifabric diagnose`` on real incidents (benchmarks/incidents/).
+
+Usage::
+
+    python benchmarks/score_incidents.py dev          # the development half
+    python benchmarks/score_incidents.py frozen       # the frozen half: measured once, at the end
+    python benchmarks/score_incidents.py dev --json   # one JSON document
+
+A faulty incident counts as **right** when an ``error`` or ``warning`` finding names one of the
+cause classes its thread established (``incident.yaml`` ``cause:``); a healthy capture counts as
+right when no ``error`` finding is given (warnings are counted and shown). Inputs are read the
+way a user would give them: every file of the case to one ``diagnose`` run. This is a benchmark,
+not a test: its score is recorded in docs/benchmarks.md, it is not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from aifabric.checks.diagnose import diagnose, load_evidence
+
+ROOT = Path(__file__).resolve().parent / "incidents"
+
+
+def score_case(case: Path) -> dict[str, Any]:
+    meta = yaml.safe_load((case / "incident.yaml").read_text(encoding="utf-8")) or {}
+    inputs = [case / name for name in meta.get("inputs", [])] or sorted(
+        p for p in case.iterdir() if p.name != "incident.yaml"
+    )
+    t0 = time.perf_counter()
+    ev = load_evidence(inputs)
+    result = diagnose(ev)
+    seconds = time.perf_counter() - t0
+    want = set(meta.get("cause") or [])
+    healthy = bool(meta.get("healthy"))
+    named = [f for f in result.findings if f.severity in ("error", "warning")]
+    causes = [f.cause for f in named if f.cause]
+    if healthy:
+        right = not any(f.severity == "error" for f in result.findings)
+    else:
+        right = bool(want & set(causes))
+    return {
+        "case": case.name,
+        "healthy": healthy,
+        "want": sorted(want),
+        "right": right,
+        "named": [
+            {"check": f.check, "severity": f.severity, "cause": f.cause, "message": f.message}
+            for f in named[:6]
+        ],
+        "unrecognised": sum(1 for f in named if f.check == "diagnose.unrecognised-line"),
+        "kinds": sorted({f.kind for f in ev.files}),
+        "seconds": round(seconds, 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("set", choices=["dev", "frozen"])
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--quiet", action="store_true", help="totals only (for the frozen set)")
+    args = ap.parse_args(argv)
+    folder = ROOT / args.set
+    cases = sorted(p.parent for p in folder.glob("*/incident.yaml"))
+    rows = [score_case(c) for c in cases]
+    faulty = [r for r in rows if not r["healthy"]]
+    healthy = [r for r in rows if r["healthy"]]
+    totals = {
+        "set": args.set,
+        "faulty": len(faulty),
+        "faulty_right": sum(r["right"] for r in faulty),
+        "healthy": len(healthy),
+        "healthy_clean": sum(r["right"] for r in healthy),
+        "healthy_with_warnings": sum(bool(r["named"]) for r in healthy),
+    }
+    if args.json:
+        json.dump({"totals": totals, "cases": [] if args.quiet else rows}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not args.quiet:
+        for r in rows:
+            mark = "ok " if r["right"] else "MISS"
+            got = ", ".join(f"{n['severity'][0]}:{n['cause'] or n['check']}" for n in r["named"])
+            print(f"{mark} {r['case']:<48} want {','.join(r['want']) or 'healthy':<28} got {got}")
+    f, fr = totals["faulty"], totals["faulty_right"]
+    h, hc = totals["healthy"], totals["healthy_clean"]
+    print(f"{args.set}: right cause in {fr}/{f} faulty ({100 * fr / max(f, 1):.0f}%), "
+          f"{hc}/{h} healthy without an error")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,314 @@
+"""Signature catalogues: the failure messages of the programs whose output users paste, as data.
+
+Rules (:mod:`.rules`) combine parsed records; a catalogue entry recognises **one printed line**
+of one program and says what it means. Catalogues live in ``checks/signatures/<program>.yaml``,
+one file per program (NCCL, rdma-core, UCX, PyTorch, launchers, the mlx5 driver...), and every
+entry is taken from the program's source or documentation at a named tag, with the message text
+exactly as the program prints it::
+
+    program: nccl
+    title: NCCL
+    url: https://github.com/NVIDIA/nccl
+    entries:
+      - id: nccl.ib-no-device
+        pattern: 'NET/IB : No device found'
+        anchor: device                   # optional; see below
+        examples: ["host:1:1 [0] NCCL INFO NET/IB : No device found."]
+        severity: warning                # error | warning | info | benign
+        cause: host.rdma-device          # a class of checks/causes.yaml
+        meaning: NCCL found no usable RDMA device and will use TCP sockets.
+        next: ibv_devinfo; ls /sys/class/infiniband; NCCL_IB_HCA
+        fix: Install/load the RDMA driver, expose the HCA to the container ...
+        source: {repo: NVIDIA/nccl, ref: v2.23.4-1, path: src/transport/net_ib.cc}
+        versions: "2.4-2.30"
+
+``pattern`` is a Python regular expression searched in one line after launcher and rank prefixes
+are removed; it must run in linear time (no nested quantifiers, no two unbounded wildcards that
+can match the same text). Named groups may be used in ``message`` (``{group}``). ``benign``
+entries explain a line that looks like an error but is not one (no finding, and the line is not
+reported as unrecognised).
+
+**Speed.** Every line of every log-like input is seen, so matching cannot try every pattern on
+every line. Each entry has an *anchor*: a word (``\\w+`` token) that every matching line contains.
+Lines are split into word tokens once; only entries whose anchor is among them are tried. The
+anchor is given, or derived as the longest word that the pattern contains literally and that
+every example holds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from aifabric.model import StrictModel, Tup
+from aifabric.yamlfile import read_yaml_text, validate_data
+
+__all__ = [
+    "Catalogue",
+    "Cause",
+    "Signature",
+    "SignatureHit",
+    "SignatureIndex",
+    "Source",
+    "all_catalogues",
+    "all_causes",
+    "signature_by_id",
+    "signature_index",
+]
+
+SigSeverity = Literal["error", "warning", "info", "benign"]
+Layer = Literal["fabric", "host", "config", "application"]
+
+_WORD = re.compile(r"\w+")
+_LITERAL_WORD = re.compile(r"(?<![\\\w])([A-Za-z_][A-Za-z0-9_]{2,})(?![\w{])")
+
+
+class Cause(StrictModel):
+    """A class of causes (``checks/causes.yaml``): what a finding names, for scoring and filters."""
+
+    id: str = Field(pattern=r"^(fabric|host|config|application)\.[a-z0-9\-]+$")
+    layer: Layer
+    title: str
+    covers: str
+
+
+class _CauseFile(StrictModel):
+    causes: Tup[Cause]
+
+
+@cache
+def all_causes() -> dict[str, Cause]:
+    """Every cause class by id."""
+    entry = resources.files("aifabric.checks").joinpath("causes.yaml")
+    text = entry.read_text(encoding="utf-8")
+    data = validate_data(_CauseFile, read_yaml_text(text, file="causes.yaml"), file="causes.yaml")
+    return {c.id: c for c in data.causes}
+
+
+class Source(StrictModel):
+    """Where a message comes from: a repository file at a tag, or a public URL."""
+
+    repo: str | None = Field(default=None, pattern=r"^[\w.\-]+/[\w.\-]+$")
+    ref: str | None = None
+    path: str | None = None
+    url: str | None = Field(default=None, pattern=r"^https?://")
+
+    @model_validator(mode="after")
+    def _resolvable(self) -> Source:
+        if self.url is None and not (self.repo and self.ref and self.path):
+            raise ValueError("a source needs `url`, or `repo`, `ref` and `path`")
+        return self
+
+    def link(self) -> str:
+        """A public URL for the source."""
+        if self.url is not None:
+            return self.url
+        return f"https://github.com/{self.repo}/blob/{self.ref}/{self.path}"
+
+
+class Signature(StrictModel):
+    """One message of one program and what it means."""
+
+    id: str = Field(pattern=r"^[a-z0-9\-]+\.[a-z0-9\-.]+$")
+    pattern: str
+    anchor: str | None = Field(default=None, pattern=r"^\w+$")
+    examples: Tup[str] = Field(min_length=1)
+    severity: SigSeverity
+    cause: str
+    meaning: str
+    message: str | None = Field(default=None, description="finding text; {group} expands")
+    next: str = ""
+    fix: str = ""
+    source: Source
+    versions: str | None = None
+    real: Tup[str] = Field(default=(), description="public threads where it was pasted")
+    flags: Literal["", "i"] = Field(default="", description="'i': case-insensitive")
+
+    @field_validator("meaning", "next", "fix")
+    @classmethod
+    def _one_paragraph(cls, value: str) -> str:
+        return " ".join(value.split())
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"bad regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _checked(self) -> Signature:
+        if self.cause not in all_causes():
+            raise ValueError(f"{self.id}: unknown cause class {self.cause!r} (checks/causes.yaml)")
+        rx = self.regex()
+        for ex in self.examples:
+            if not rx.search(ex):
+                raise ValueError(f"{self.id}: pattern does not match its example {ex!r}")
+        anchor = self.key()
+        for ex in self.examples:
+            words = set(_WORD.findall(ex if not self.flags else ex.lower()))
+            if anchor not in words:
+                raise ValueError(f"{self.id}: anchor {anchor!r} is not a word of {ex!r}")
+        return self
+
+    def regex(self) -> re.Pattern[str]:
+        return _compile(self.pattern, self.flags)
+
+    def key(self) -> str:
+        """The anchor word (given, or the longest literal word common to pattern and examples)."""
+        if self.anchor is not None:
+            return self.anchor.lower() if self.flags else self.anchor
+        literal = [w for w in _LITERAL_WORD.findall(_strip_classes(self.pattern))]
+        common = [
+            w
+            for w in literal
+            if all(
+                (w.lower() if self.flags else w)
+                in set(_WORD.findall(ex.lower() if self.flags else ex))
+                for ex in self.examples
+            )
+        ]
+        if not common:
+            raise ValueError(
+                f"{self.id}: no literal word of the pattern is in every example; give `anchor`"
+            )
+        best: str = max(common, key=len)
+        return best.lower() if self.flags else best
+
+
+def _strip_classes(pattern: str) -> str:
+    """Remove character classes and escapes so only literal text is left for anchor words."""
+    out = re.sub(r"\[[^\]]*\]", " ", pattern)
+    out = re.sub(r"\(\?P<\w+>", "(", out)
+    out = re.sub(r"\\[A-Za-z]", " ", out)
+    # words followed by an optional/repeat quantifier are not guaranteed to be there
+    out = re.sub(r"\w+\)?[?*]", " ", out)
+    out = re.sub(r"\([^()]*\|[^()]*\)", " ", out)
+    return out
+
+
+@cache
+def _compile(pattern: str, flags: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE if flags else 0)
+
+
+class Catalogue(StrictModel):
+    """The messages of one program."""
+
+    program: str = Field(pattern=r"^[a-z0-9\-]+$")
+    title: str
+    url: str | None = None
+    notes: str = ""
+    entries: Tup[Signature] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ids(self) -> Catalogue:
+        seen: set[str] = set()
+        for e in self.entries:
+            if not e.id.startswith(self.program + "."):
+                raise ValueError(f"{e.id}: ids in catalogue {self.program!r} start with it")
+            if e.id in seen:
+                raise ValueError(f"{e.id}: duplicate id")
+            seen.add(e.id)
+        return self
+
+
+@cache
+def all_catalogues() -> tuple[Catalogue, ...]:
+    """Every catalogue shipped in ``checks/signatures/*.yaml``, by program name."""
+    folder = resources.files("aifabric.checks").joinpath("signatures")
+    out: list[Catalogue] = []
+    ids: set[str] = set()
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        text = entry.read_text(encoding="utf-8")
+        name = f"checks/signatures/{entry.name}"
+        cat = validate_data(Catalogue, read_yaml_text(text, file=name), file=name, text=text)
+        for e in cat.entries:
+            if e.id in ids:
+                raise ValueError(f"{name}: signature {e.id} is defined twice")
+            ids.add(e.id)
+        out.append(cat)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureHit:
+    """One line recognised by one catalogue entry."""
+
+    signature: Signature
+    program: str
+    groups: dict[str, str]
+
+
+class SignatureIndex:
+    """Every entry, indexed by anchor word, to match lines fast (see the module docstring).
+
+    Where several entries match one line, the most specific wins: the one with the longest
+    pattern (a pattern that says more about the line), so a catalogue may hold a general entry
+    (``NCCL WARN``) and particular ones beside it.
+    """
+
+    def __init__(self, catalogues: Iterable[Catalogue]) -> None:
+        self.by_anchor: dict[str, list[tuple[Signature, str]]] = defaultdict(list)
+        self.folded: dict[str, list[tuple[Signature, str]]] = defaultdict(list)
+        self.entries: list[tuple[Signature, str]] = []
+        for cat in catalogues:
+            for sig in cat.entries:
+                pair = (sig, cat.program)
+                self.entries.append(pair)
+                (self.folded if sig.flags else self.by_anchor)[sig.key()].append(pair)
+        for table in (self.by_anchor, self.folded):
+            for pairs in table.values():
+                pairs.sort(key=lambda p: -len(p[0].pattern))
+
+    def match(self, line: str) -> SignatureHit | None:
+        """The most specific entry matching ``line``, or ``None``."""
+        words = set(_WORD.findall(line))
+        best: tuple[Signature, str, re.Match[str]] | None = None
+        for table, folded in ((self.by_anchor, False), (self.folded, True)):
+            if not table:
+                continue
+            keys = {w.lower() for w in words} if folded else words
+            for word in keys & table.keys():
+                for sig, program in table[word]:
+                    if best is not None and len(sig.pattern) <= len(best[0].pattern):
+                        break
+                    m = sig.regex().search(line)
+                    if m is not None:
+                        best = (sig, program, m)
+                        break
+        if best is None:
+            return None
+        sig, program, m = best
+        groups = {k: v for k, v in m.groupdict().items() if v is not None}
+        return SignatureHit(sig, program, groups)
+
+    def scan(self, lines: Iterable[str]) -> Iterator[tuple[int, SignatureHit]]:
+        """(1-based line, hit) for every recognised line."""
+        for n, line in enumerate(lines, 1):
+            hit = self.match(line)
+            if hit is not None:
+                yield n, hit
+
+
+@cache
+def signature_by_id() -> dict[str, tuple[Signature, str]]:
+    """Every entry by id, with its program."""
+    return {s.id: (s, c.program) for c in all_catalogues() for s in c.entries}
+
+
+@cache
+def signature_index() -> SignatureIndex:
+    """The index over every shipped catalogue."""
+    return SignatureIndex(all_catalogues())

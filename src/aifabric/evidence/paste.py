@@ -1,0 +1,413 @@
+"""Any paste: one file holding several tools' output, split into segments parsed on their own.
+
+What users attach to a ticket is rarely one clean capture: a terminal session with prompts and
+commands (``$ ibstat``, ``root@node1:~# ethtool -S eth2``, ``➜ ~ nvidia-smi topo -m``, a switch's
+``leaf01# show ...``), markdown fences around each block, every line prefixed by the launcher
+that printed it (Open MPI ``[1,0]<stdout>:``, ``srun --label`` ``3: ``, pdsh ``node07: ``,
+torchrun ``[default0]:``, timestamps). :func:`parse_paste` turns such text into *parts*:
+
+1. **Segments** start at a shell prompt with a command (the prompt line is the segment's first
+   line: parsers read what it names, such as the interface of ``ethtool -S eth2``), or after a
+   markdown fence (fence lines belong to no segment). ``$ cmd`` and ``user@host...$ cmd`` are
+   prompts for any command; the ambiguous ``# cmd`` (a root prompt, but also how nccl-tests
+   starts its header lines), ``> cmd`` and ``host# cmd`` count only when ``cmd`` starts with a
+   known tool.
+2. **Prefixes**: where most lines of a segment carry a launcher, host or timestamp prefix, the
+   lines are grouped by that prefix (one group per host or rank) and the prefix is removed;
+   the group keeps the host as its subject. A group is only used when the stripped text is
+   recognised at least as well as the text with its prefixes (the NCCL log parser reads its
+   own prefixes).
+3. A paste whose segments are all one tool's output (or unrecognised prose and commands around
+   it) is parsed whole, as that tool's capture: splitting only matters when tools differ.
+4. Each part is detected and parsed on its own; records keep **file** line numbers (mapped
+   back through the segment), so findings quote the paste as the user sees it. A part no parser
+   recognises is still returned (``kind`` ``None``) so that catalogue signatures and
+   error-looking lines in it are seen.
+
+Speed matters (a fleet bundle is thousands of files): one multi-line regular expression finds
+candidate boundary lines at C speed; a file without any is parsed whole, as before.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any
+
+from aifabric.errors import InputError
+from aifabric.evidence.base import ParseResult, ParseWarning, Record
+from aifabric.evidence.registry import all_kinds, detect_kind, detect_scores, parse_text
+
+__all__ = ["KNOWN_COMMANDS", "Part", "Segment", "parse_paste", "split_segments"]
+
+KNOWN_COMMANDS = frozenset(
+    {
+        "ethtool", "ibstat", "ibstatus", "ibv_devinfo", "ibv_devices", "ibdev2netdev",
+        "show_gids", "iblinkinfo", "ibnetdiscover", "ibdiagnet", "ibping", "ibportstate",
+        "perfquery", "lspci", "dmesg", "journalctl", "ip", "ifconfig", "ping", "ping6",
+        "tracepath", "traceroute", "tc", "mlnx_qos", "mlxlink", "mlxconfig", "mlxfwmanager",
+        "mst", "mlxreg", "nvidia-smi", "rdma", "ucx_info", "ucx_perftest", "ulimit", "cat",
+        "grep", "egrep", "sudo", "mpirun", "mpiexec", "srun", "sbatch", "torchrun", "python",
+        "python3", "deepspeed", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat",
+        "ib_read_lat", "ib_send_lat", "all_reduce_perf", "all_gather_perf", "reduce_scatter_perf",
+        "alltoall_perf", "broadcast_perf", "sendrecv_perf", "reduce_perf", "show", "sonic-cfggen",
+        "redis-cli", "sonic-db-cli", "sysctl", "uname", "modinfo", "lsmod", "modprobe",
+        "ofed_info", "ls", "echo", "export", "env", "printenv", "hostname", "docker", "kubectl",
+        "numactl", "lscpu", "lstopo", "free", "df", "cma_roce_mode", "cma_roce_tos", "nv", "nvue",
+        "vtysh", "ss", "netstat", "iperf3", "iperf", "tail", "head", "less", "more", "pfcstat",
+        "portstat", "pfcwd", "ecnconfig", "lldpctl", "systemctl", "ibswitches", "ibhosts",
+        "sminfo", "ibqueryerrors", "ibcheckerrors", "rping", "udaddy", "ucmatose", "qperf", "nccl-
+        tests"
+    }
+)
+"""First words that make ``# cmd``, ``> cmd`` and ``host# cmd`` a prompt rather than text."""
+
+# Candidate boundary lines, found at C speed over the whole text (no nested quantifiers).
+_CANDIDATE = re.compile(
+    r"^[ \t]*(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]+@[\w.\-]+|[#>%][ \t]"
+    r"|[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?[a-z])",
+    re.MULTILINE,
+)
+_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+\-]*[ \t]*$")
+_VENV = r"(?:\([\w.\-]+\)[ \t]*)?"
+_PROMPTS = (
+    # user@host:~$ cmd   [user@host dir]# cmd   (venv) user@host:/x$ cmd   root@h:~#
+    re.compile(
+        r"^[ \t]*" + _VENV + r"\[?[\w.\-]+@[\w.\-]+(?::[^\s$#\]]*)?(?:[ \t][^\]\s]*)?\]?"
+        r"[ \t]?[$#%>][ \t]*(?P<cmd>\S.*)?$"
+    ),
+    re.compile(r"^[ \t]*" + _VENV + r"\$[ \t]+(?P<cmd>\S.*)$"),
+    re.compile(r"^[ \t]*➜[ \t]+\S+[ \t]+(?:git:\([^)\s]*\)[ \t]+)?(?:✗[ \t]+)?(?P<cmd>\S.*)$"),
+)
+_KNOWN_ONLY = (
+    re.compile(r"^[ \t]*[#>%][ \t]+(?P<cmd>\S.*)$"),
+    re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?(?P<cmd>[a-z]\S*(?:[ \t].*)?)$"),
+)
+
+
+def _command_word(cmd: str) -> str:
+    words = cmd.split()
+    while words and (words[0] in ("sudo", "time", "env") or "=" in words[0]):
+        words = words[1:]
+    if not words:
+        return ""
+    return words[0].rsplit("/", 1)[-1]
+
+
+def _prompt(line: str) -> str | None:
+    """The command of a prompt line (``""`` for a bare prompt), ``None`` if not a prompt."""
+    for rx in _PROMPTS:
+        m = rx.match(line)
+        if m is not None:
+            return (m.group("cmd") or "").strip()
+    for rx in _KNOWN_ONLY:
+        m = rx.match(line)
+        if m is not None and _command_word(m.group("cmd")) in KNOWN_COMMANDS:
+            return m.group("cmd").strip()
+    return None
+
+
+def _command_before(seg: Segment) -> tuple[str, int] | None:
+    """The last non-blank line of ``seg`` when it names a known command (text before a fence),
+    removed from ``seg``."""
+    for j in range(len(seg.lines) - 1, -1, -1):
+        text = seg.lines[j].strip()
+        if not text:
+            continue
+        words = text.strip("`$#> ").split()
+        if words and len(words) <= 16 and any(
+            w.strip("`:;,") in KNOWN_COMMANDS for w in words[:3]
+        ):
+            num = seg.numbers[j]
+            del seg.lines[j:]
+            del seg.numbers[j:]
+            return text.strip("`"), num
+        return None
+    return None
+
+
+@dataclass(slots=True)
+class Segment:
+    """Consecutive lines of one tool's output (or one prefix group of them)."""
+
+    lines: list[str]
+    numbers: list[int]
+    """1-based file line of each line."""
+    command: str | None = None
+    subject: str | None = None
+    """host (or rank) named by the prefix that was removed."""
+
+
+def split_segments(text: str) -> list[Segment]:
+    """Split at prompt and fence lines; one segment (the whole text) when there are none."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    boundaries: dict[int, str | None] = {}
+    for m in _CANDIDATE.finditer(text):
+        idx = text.count("\n", 0, m.start())
+        end = text.find("\n", m.start())
+        line = text[m.start() : end if end >= 0 else len(text)]
+        if _FENCE.match(line):
+            boundaries[idx] = None
+            continue
+        cmd = _prompt(line)
+        if cmd is not None:
+            boundaries[idx] = cmd
+    if not boundaries:
+        return [Segment(lines, list(range(1, len(lines) + 1)))]
+    out: list[Segment] = []
+    cur = Segment([], [])
+    in_fence = False
+    for i, line in enumerate(lines):
+        if i in boundaries:
+            carry = None
+            if boundaries[i] is None:
+                in_fence = not in_fence
+                if in_fence:
+                    carry = _command_before(cur)
+            if cur.lines:
+                out.append(cur)
+            cur = Segment([], [], command=boundaries[i])
+            if carry is not None:
+                # "`ethtool -S eth2 | grep prio`" then a fence: the line names the command
+                cur.command = carry[0]
+                cur.lines.append(carry[0])
+                cur.numbers.append(carry[1])
+            if boundaries[i] is None:
+                continue  # a fence line belongs to no segment
+            # the prompt line stays: parsers read what the command names (an interface)
+        cur.lines.append(line)
+        cur.numbers.append(i + 1)
+    if cur.lines:
+        out.append(cur)
+    return [s for s in out if any(x.strip() for x in s.lines)]
+
+
+# -- prefixes -----------------------------------------------------------------------------------
+
+_PREFIX = re.compile(
+    r"^(?:"
+    r"\[(?P<job>\d+),(?P<rank>\d+)\]<(?:stdout|stderr)>:"  # Open MPI --tag-output
+    r"|\[default(?P<trank>\d+)\]:"  # torchrun --tee / log prefix
+    r"|\[rank(?P<prank>\d+)\]:"  # PyTorch rank prefix
+    r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
+    r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
+    r")"
+)
+_TIMESTAMP = re.compile(
+    r"^(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+\-]\d\d:?\d\d)?\]?[ \t]+)"
+)
+
+
+def _prefix_of(line: str) -> tuple[str, str, int] | None:
+    """(group key, subject, characters to strip) of a prefixed line."""
+    ts = _TIMESTAMP.match(line)
+    skip = ts.end() if ts else 0
+    m = _PREFIX.match(line, skip)
+    if m is None:
+        return ("", "", skip) if skip else None
+    if m.group("host") is not None:
+        host = m.group("host")
+        return host, host, m.end()
+    rank = m.group("rank") or m.group("trank") or m.group("prank") or m.group("srank")
+    return f"rank {int(rank)}", f"rank {int(rank)}", m.end()
+
+
+def _prefix_groups(seg: Segment) -> list[Segment] | None:
+    """The segment split by a prefix most of its lines carry, or ``None``."""
+    nonblank = [i for i, x in enumerate(seg.lines) if x.strip()]
+    if len(nonblank) < 2:
+        return None
+    probe = nonblank[:40]
+    hits = [_prefix_of(seg.lines[i]) for i in probe]
+    if sum(h is not None for h in hits) < 0.8 * len(probe):
+        return None
+    keys = Counter(h[0] for h in hits if h is not None)
+    if keys and keys.most_common(1)[0][1] < 2:
+        return None
+    groups: dict[str, Segment] = {}
+    order: list[str] = []
+    unprefixed = Segment([], [], seg.command)
+    for line, num in zip(seg.lines, seg.numbers, strict=True):
+        p = _prefix_of(line)
+        if p is None:
+            if line.strip():
+                unprefixed.lines.append(line)
+                unprefixed.numbers.append(num)
+            continue
+        key, subject, cut = p
+        grp = groups.get(key)
+        if grp is None:
+            grp = groups[key] = Segment([], [], seg.command, subject or None)
+            order.append(key)
+        grp.lines.append(line[cut:])
+        grp.numbers.append(num)
+    # host-like prefixes ("name: value") are only prefixes when few names repeat many times
+    host_keys = [k for k in order if k and not k.startswith("rank ")]
+    if host_keys and len(host_keys) > max(4, len(nonblank) // 8):
+        return None
+    out = [groups[k] for k in order]
+    if unprefixed.lines:
+        out.append(unprefixed)
+    return out
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Part:
+    """One parsed (or unrecognised) piece of a file."""
+
+    kind: str | None
+    result: ParseResult | None
+    numbers: list[int]
+    """file line of each line of the part."""
+    lines: list[str]
+    command: str | None = None
+    subject: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _best(text: str) -> tuple[float, str | None]:
+    scores = detect_scores(text)
+    return (scores[0][0], scores[0][1]) if scores else (0.0, None)
+
+
+def _remap_record(rec: Record, numbers: list[int]) -> None:
+    def at(n: int) -> int:
+        if 1 <= n <= len(numbers):
+            return numbers[n - 1]
+        return n
+
+    for f in fields(rec):
+        name = f.name
+        if name == "line" or name.endswith("_line"):
+            value = getattr(rec, name)
+            if isinstance(value, int) and value > 0:
+                setattr(rec, name, at(value))
+
+
+def _remap(result: ParseResult, numbers: list[int]) -> None:
+    for rec in result.records:
+        if is_dataclass(rec):
+            _remap_record(rec, numbers)
+    result.warnings = [
+        ParseWarning(
+            numbers[w.line - 1] if w.line and 1 <= w.line <= len(numbers) else w.line,
+            w.message,
+            w.text,
+        )
+        for w in result.warnings
+    ]
+
+
+def _parse_segment(seg: Segment, kind: str | None = None) -> Part:
+    text = "\n".join(seg.lines) + "\n"
+    if kind is None:
+        try:
+            kind = detect_kind(text)
+        except InputError:
+            return Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
+    try:
+        result = parse_text(text, kind)
+    except (InputError, RecursionError, ValueError) as exc:
+        part = Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
+        part.notes.append(f"not parsed as {kind}: {exc}")
+        return part
+    _remap(result, seg.numbers)
+    return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
+
+
+def _split_prefixed(seg: Segment) -> list[Segment]:
+    groups = _prefix_groups(seg)
+    if groups is None:
+        return [seg]
+    whole, _ = _best("\n".join(seg.lines))
+    stripped = max((_best("\n".join(g.lines))[0] for g in groups), default=0.0)
+    return groups if stripped > whole else [seg]
+
+
+def parse_paste(text: str, kind: str | None = None) -> list[Part]:
+    """Parse decoded ``text`` into parts (one part for a plain capture of one tool).
+
+    With ``kind`` given, the whole text is parsed as that kind (no splitting). Otherwise
+    segments, prefix groups and detection as in the module docstring. Never raises for text
+    that no parser knows: such parts have ``kind`` ``None``.
+    """
+    if kind is not None:
+        if kind not in all_kinds():
+            raise InputError(f"unknown kind {kind!r}; known: {', '.join(sorted(all_kinds()))}")
+        lines = text.split("\n")
+        return [_parse_segment(Segment(lines, list(range(1, len(lines) + 1))), kind)]
+    segments = split_segments(text)
+    parts: list[Part] = []
+    for seg in segments:
+        for sub in _split_prefixed(seg):
+            parts.append(_parse_segment(sub))
+    parts = _merge_unknown(parts)
+    kinds = {p.kind for p in parts if p.kind is not None}
+    if len(parts) > 1 and len(kinds) <= 1 and not any(p.subject for p in parts):
+        # one tool's output with commands around it: read it whole, as a capture of that tool
+        lines = text.split("\n")
+        whole = _parse_segment(Segment(lines, list(range(1, len(lines) + 1))))
+        if whole.kind is not None and (not kinds or whole.kind in kinds):
+            return [whole]
+    return parts
+
+
+def _merge_unknown(parts: list[Part]) -> list[Part]:
+    """Merge a part without a command of its own into the previous part of the same kind when
+    only a few lines of prose separate them ("After:" between two fenced ``ethtool -S`` dumps):
+    the parser then reads them as one capture, as it would the whole file, so the second dump
+    inherits the interface the first one's command named. Empty parts are dropped."""
+    out: list[Part] = []
+    for part in parts:
+        if not any(x.strip() for x in part.lines):
+            continue
+        if part.kind is not None and part.command is None and part.subject is None:
+            j = len(out) - 1
+            between: list[Part] = []
+            while j >= 0 and out[j].kind is None and _prose(out[j]):
+                between.append(out[j])
+                j -= 1
+            prev = out[j] if j >= 0 else None
+            if prev is not None and prev.kind == part.kind and prev.subject is None:
+                lines = list(prev.lines)
+                numbers = list(prev.numbers)
+                for b in reversed(between):
+                    lines += b.lines
+                    numbers += b.numbers
+                merged = _parse_segment(
+                    Segment(lines + part.lines, numbers + part.numbers, prev.command), part.kind
+                )
+                del out[j:]
+                out.append(merged)
+                continue
+        out.append(part)
+    return out
+
+
+def _prose(part: Part) -> bool:
+    return sum(1 for x in part.lines if x.strip()) <= 3
+
+
+def describe(parts: list[Part]) -> list[dict[str, Any]]:
+    """JSON summary of the parts (``aifabric parse`` shows it for multi-part pastes)."""
+    out: list[dict[str, Any]] = []
+    by_kind: dict[str | None, int] = defaultdict(int)
+    for p in parts:
+        by_kind[p.kind] += 1
+        out.append(
+            {
+                "kind": p.kind,
+                "start_line": p.numbers[0] if p.numbers else None,
+                "end_line": p.numbers[-1] if p.numbers else None,
+                "command": p.command,
+                "subject": p.subject,
+                "records": len(p.result.records) if p.result else 0,
+            }
+        )
+    return out
