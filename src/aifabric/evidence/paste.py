@@ -57,8 +57,8 @@ KNOWN_COMMANDS = frozenset(
         "numactl", "lscpu", "lstopo", "free", "df", "cma_roce_mode", "cma_roce_tos", "nv", "nvue",
         "vtysh", "ss", "netstat", "iperf3", "iperf", "tail", "head", "less", "more", "pfcstat",
         "portstat", "pfcwd", "ecnconfig", "lldpctl", "systemctl", "ibswitches", "ibhosts",
-        "sminfo", "ibqueryerrors", "ibcheckerrors", "rping", "udaddy", "ucmatose", "qperf", "nccl-
-        tests"
+        "sminfo", "ibqueryerrors", "ibcheckerrors", "rping", "udaddy", "ucmatose", "qperf",
+        "nccl-tests",
     }
 )
 """First words that make ``# cmd``, ``> cmd`` and ``host# cmd`` a prompt rather than text."""
