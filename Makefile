@@ -36,6 +36,7 @@ docs: $(STAMP)
 	$(PY) scripts/gen_checks_doc.py > docs/checks.md
 	$(PY) scripts/gen_evidence_doc.py > docs/evidence.md
 	$(PY) scripts/gen_rules_doc.py > docs/diagnose.md
+	$(PY) scripts/gen_signatures_doc.py > docs/signatures.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -91,6 +91,7 @@ def test_public_surface_is_explicit(module: str) -> None:
         ("gen_checks_doc.py", "checks.md"),
         ("gen_evidence_doc.py", "evidence.md"),
         ("gen_rules_doc.py", "diagnose.md"),
+        ("gen_signatures_doc.py", "signatures.md"),
     ],
 )
 def test_generated_docs_are_current(script: str, page: str) -> None:

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from aifabric.checks.diagnose import all_rules, diagnose, load_evidence
+from aifabric.checks.diagnose.engine import TEXT_KIND
 from aifabric.checks.registry import CheckMeta
 from aifabric.cli.common import CatalogOpt, err_console, get_catalog, progress
 from aifabric.cli.verify_cmd import ReportFormat, ReportFormatOpt, VerifyRun, emit_report
@@ -66,6 +67,12 @@ def diagnose_cmd(
         result = diagnose(ev)
     kinds = sorted({f.kind for f in ev.files})
     not_checked = list(ev.skipped)
+    text = sorted({f.path for f in ev.files if f.kind == TEXT_KIND})
+    if text:
+        not_checked.append(
+            "no parser for (read as text, every line matched against the signature catalogues): "
+            + ", ".join(text)
+        )
     if result.healthy:
         not_checked.insert(0, "no problem found in: " + ", ".join(result.healthy))
     run = VerifyRun(result.findings, rule_metas(), not_checked)
@@ -80,5 +87,6 @@ def diagnose_cmd(
         },
     )
     if fmt is ReportFormat.table and not result.findings:
+        # only said when no line in the input reads like an error that nothing explains
         err_console.print("no problem found", highlight=False)
     raise typer.Exit(exit_code_for(result.findings))

@@ -18,6 +18,7 @@ from rich.table import Table
 from aifabric.cli.common import FormatOpt, OutputFormat, emit_json, err_console, out_console
 from aifabric.errors import InputError
 from aifabric.evidence import ParseResult, all_kinds, decode_capture, detect_scores, parse_text
+from aifabric.evidence.paste import describe, parse_paste
 
 __all__ = ["parse"]
 
@@ -147,7 +148,19 @@ def parse(
         raise InputError("give a FILE to parse (or --list-kinds)")
     text, name = _read(file)
     detected = kind is None
-    result = parse_text(text, kind, name)
+    segments: list[dict[str, Any]] | None = None
+    if detected:
+        parts = parse_paste(text)
+        if len(parts) > 1 and any(p.result is not None for p in parts):
+            # several tools in one paste: every part parsed on its own, file lines kept
+            result = ParseResult("paste")
+            for p in parts:
+                if p.result is not None:
+                    result.records += p.result.records
+                    result.warnings += p.result.warnings
+            segments = describe(parts)
+    if segments is None:
+        result = parse_text(text, kind, name)
     if not result.records:
         hint = f" (first problem: {result.warnings[0]})" if result.warnings else ""
         how = "detected" if detected else "given"
@@ -155,10 +168,24 @@ def parse(
     if fmt is OutputFormat.json:
         doc = result.to_json()
         doc["file"] = name
+        if segments is not None:
+            doc["segments"] = segments
         emit_json(doc)
         return
+    if segments is not None:
+        out_console.print(f"{name}: a paste of {len(segments)} parts")
+        for seg in segments:
+            what = seg["kind"] or "not recognised (text)"
+            cmd = f" [{seg['command']}]" if seg["command"] else ""
+            who = f" ({seg['subject']})" if seg["subject"] else ""
+            out_console.print(
+                f"  lines {seg['start_line']}-{seg['end_line']}: {what}{cmd}{who}, "
+                f"{seg['records']} records",
+                markup=False,
+                highlight=False,
+            )
     score = ""
-    if detected:
+    if detected and segments is None:
         best = detect_scores(text[: 1 << 20])
         score = f" (detected, score {best[0][0]:.2f})" if best else " (detected)"
     counts = Counter(r.record_type for r in result.records)

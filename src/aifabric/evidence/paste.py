@@ -39,7 +39,7 @@ from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, ParseWarning, Record
 from aifabric.evidence.registry import all_kinds, detect_kind, detect_scores, parse_text
 
-__all__ = ["KNOWN_COMMANDS", "Part", "Segment", "parse_paste", "split_segments"]
+__all__ = ["KNOWN_COMMANDS", "Part", "Segment", "describe", "parse_paste", "split_segments"]
 
 KNOWN_COMMANDS = frozenset(
     {
@@ -304,21 +304,34 @@ def _remap(result: ParseResult, numbers: list[int]) -> None:
     ]
 
 
-def _parse_segment(seg: Segment, kind: str | None = None) -> Part:
-    text = "\n".join(seg.lines) + "\n"
+def _detect(seg: Segment) -> str | None:
+    try:
+        return detect_kind("\n".join(seg.lines) + "\n")
+    except InputError:
+        return None
+
+
+def _parse_segment(seg: Segment, kind: str | None) -> Part:
+    """Parse ``seg`` as ``kind`` (``None``: an unrecognised part, kept as text)."""
     if kind is None:
-        try:
-            kind = detect_kind(text)
-        except InputError:
-            return Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
+        return Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
+    text = "\n".join(seg.lines) + "\n"
     try:
         result = parse_text(text, kind)
     except (InputError, RecursionError, ValueError) as exc:
         part = Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
-    _remap(result, seg.numbers)
+    if seg.numbers and seg.numbers[-1] - seg.numbers[0] + 1 != len(seg.numbers) or (
+        seg.numbers and seg.numbers[0] != 1
+    ):
+        _remap(result, seg.numbers)
     return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
+
+
+def _whole(text: str, kind: str | None) -> Part:
+    lines = text.split("\n")
+    return _parse_segment(Segment(lines, list(range(1, len(lines) + 1))), kind)
 
 
 def _split_prefixed(seg: Segment) -> list[Segment]:
@@ -340,22 +353,23 @@ def parse_paste(text: str, kind: str | None = None) -> list[Part]:
     if kind is not None:
         if kind not in all_kinds():
             raise InputError(f"unknown kind {kind!r}; known: {', '.join(sorted(all_kinds()))}")
-        lines = text.split("\n")
-        return [_parse_segment(Segment(lines, list(range(1, len(lines) + 1))), kind)]
+        return [_whole(text, kind)]
     segments = split_segments(text)
-    parts: list[Part] = []
-    for seg in segments:
-        for sub in _split_prefixed(seg):
-            parts.append(_parse_segment(sub))
-    parts = _merge_unknown(parts)
-    kinds = {p.kind for p in parts if p.kind is not None}
-    if len(parts) > 1 and len(kinds) <= 1 and not any(p.subject for p in parts):
+    subs = [sub for seg in segments for sub in _split_prefixed(seg)]
+    if len(subs) == 1 and subs[0].subject is None:
+        return [_whole(text, _detect(subs[0]))]
+    detected = [_detect(sub) for sub in subs]
+    kinds = {k for k in detected if k is not None}
+    if len(kinds) <= 1 and not any(sub.subject for sub in subs):
         # one tool's output with commands around it: read it whole, as a capture of that tool
-        lines = text.split("\n")
-        whole = _parse_segment(Segment(lines, list(range(1, len(lines) + 1))))
-        if whole.kind is not None and (not kinds or whole.kind in kinds):
-            return [whole]
-    return parts
+        try:
+            whole_kind: str | None = detect_kind(text)
+        except InputError:
+            whole_kind = None
+        if whole_kind is not None and (not kinds or whole_kind in kinds):
+            return [_whole(text, whole_kind)]
+    parts = [_parse_segment(sub, k) for sub, k in zip(subs, detected, strict=True)]
+    return _merge_unknown(parts)
 
 
 def _merge_unknown(parts: list[Part]) -> list[Part]:

@@ -1,0 +1,154 @@
+"""The layers of a diagnosis over one input: rules, record verdicts, catalogue signatures and
+error-looking lines nothing explains (engine.diagnose). Inputs are real captures; the catalogue
+and verdict used here are built in the test so that the engine, not the shipped data, is what
+is tested."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from aifabric.checks.diagnose import diagnose, load_evidence
+from aifabric.checks.diagnose import engine as eng
+from aifabric.checks.diagnose import verdicts as vmod
+from aifabric.checks.diagnose.engine import UNRECOGNISED_CHECK, Evidence
+from aifabric.checks.diagnose.signatures import Catalogue, SignatureIndex
+from aifabric.checks.diagnose.verdicts import Verdict
+from aifabric.evidence.base import Record
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "diagnose"
+LIBIBVERBS = FIX / "socket-fallback-no-libibverbs" / "nccl.log"
+
+_CATALOGUE = Catalogue.model_validate(
+    {
+        "program": "test",
+        "title": "test",
+        "entries": [
+            {
+                "id": "test.libibverbs",
+                "pattern": r"NCCL WARN Failed to open libibverbs\.so",
+                "examples": ["x misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"],
+                "severity": "error",
+                "cause": "host.rdma-device",
+                "meaning": "libibverbs is not installed in the container",
+                "source": {"url": "https://github.com/NVIDIA/nccl"},
+            },
+            {
+                "id": "test.no-plugin",
+                "pattern": r"No plugin found \((?P<lib>\S+)\)",
+                "examples": ["NCCL INFO NET/Plugin : No plugin found (libnccl-net.so)"],
+                "severity": "benign",
+                "cause": "config.nccl-env",
+                "meaning": "no external net plugin: NCCL's own transports are used",
+                "source": {"url": "https://github.com/NVIDIA/nccl"},
+            },
+        ],
+    }
+)
+
+
+@pytest.fixture
+def test_catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
+    index = SignatureIndex([_CATALOGUE])
+    monkeypatch.setattr(eng, "signature_index", lambda: index)
+    monkeypatch.setattr(
+        "aifabric.checks.diagnose.signatures.signature_by_id",
+        lambda: {e.id: (e, "test") for e in _CATALOGUE.entries},
+    )
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def test_catalogue_hit_becomes_a_finding_with_its_cause(test_catalogue: None) -> None:
+    ev = load_evidence([LIBIBVERBS])
+    sigs = [i for i in ev.items if i.record.record_type == "signature"]
+    assert {getattr(i.record, "id", None) for i in sigs} == {"test.libibverbs", "test.no-plugin"}
+    findings = diagnose(ev).findings
+    # the shipped rule diagnose.nccl-socket-fallback names host.rdma-device and quotes the WARN
+    # line, so the catalogue finding for the same cause and line is dropped
+    assert any(f.cause == "host.rdma-device" for f in findings)
+    assert not [f for f in findings if f.check == "signature.test.no-plugin"]  # benign
+
+
+def test_catalogue_finding_stands_alone_without_a_rule(test_catalogue: None) -> None:
+    ev = load_evidence([LIBIBVERBS])
+    res = diagnose(ev, rules=[])
+    sig = [f for f in res.findings if f.check == "signature.test.libibverbs"]
+    assert len(sig) == 1
+    f = sig[0]
+    assert f.severity == "error" and f.cause == "host.rdma-device"
+    assert f.message.startswith("Host, not the fabric: libibverbs is not installed")
+    n = next(i for i, t in enumerate(_lines(LIBIBVERBS), 1) if "Failed to open libibverbs" in t)
+    assert f.evidence[0].startswith(f"{LIBIBVERBS} line {n}: ")
+
+
+def test_error_looking_lines_nothing_explains_are_reported(
+    test_catalogue: None, tmp_path: Path
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_text(
+        "starting job\n"
+        "x misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+        "RuntimeError: something odd happened: ERROR 17 in frobnicator\n"
+        "RuntimeError: something odd happened: ERROR 18 in frobnicator\n"
+        "all done\n"
+    )
+    res = diagnose(load_evidence([log]), rules=[])
+    unrec = [f for f in res.findings if f.check == UNRECOGNISED_CHECK]
+    assert len(unrec) == 1  # the two lines differ only in a number: one message
+    assert "frobnicator" in unrec[0].message and "(2 lines like it)" in unrec[0].message
+    assert unrec[0].severity == "warning" and unrec[0].cause is None
+    # the recognised line is not reported as unrecognised
+    assert not any("libibverbs" in f.message for f in unrec)
+    assert res.healthy == []  # a text file is never declared healthy
+
+
+def test_clean_text_gives_no_finding(test_catalogue: None, tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("epoch 1 loss 2.31\nepoch 2 loss 2.02\n")
+    assert diagnose(load_evidence([log])).findings == []
+
+
+@pytest.fixture
+def port_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fn(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+        if getattr(rec, "state", "Active") != "Active":
+            yield Verdict(
+                id="diagnose.test-port",
+                severity="error",
+                cause="fabric.link-down",
+                message=f"port {getattr(rec, 'port', '?')} is {getattr(rec, 'state', '?')}",
+                explanation="e",
+                fix="f",
+            )
+
+    table = {"ibstat_port": [fn]}
+    monkeypatch.setattr(eng, "load_verdicts", lambda: table)
+    monkeypatch.setattr(vmod, "_LOADED", True)
+
+
+def test_verdict_on_a_record_of_a_paste(
+    port_verdict: None, test_catalogue: None, tmp_path: Path
+) -> None:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(
+        "root@node1:~# ibstat\n"
+        "CA 'mlx5_0'\n"
+        "\tCA type: MT4123\n"
+        "\tNumber of ports: 1\n"
+        "\tPort 1:\n"
+        "\t\tState: Down\n"
+        "\t\tPhysical state: Polling\n"
+        "\t\tRate: 10\n"
+        "\t\tLink layer: InfiniBand\n"
+        "root@node1:~# ulimit -l\n"
+        "64\n"
+    )
+    res = diagnose(load_evidence([paste]), rules=[])
+    [f] = [f for f in res.findings if f.check == "diagnose.test-port"]
+    assert f.cause == "fabric.link-down" and "port 1 is Down" in f.message
+    assert f.evidence[0].startswith(f"{paste} line 5: Port 1:")
