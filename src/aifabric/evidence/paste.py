@@ -322,9 +322,10 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
         part = Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
-    if seg.numbers and seg.numbers[-1] - seg.numbers[0] + 1 != len(seg.numbers) or (
-        seg.numbers and seg.numbers[0] != 1
-    ):
+    identity = not seg.numbers or (
+        seg.numbers[0] == 1 and seg.numbers[-1] == len(seg.numbers)
+    )
+    if not identity:
         _remap(result, seg.numbers)
     return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
 
