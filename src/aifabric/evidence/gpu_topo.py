@@ -48,7 +48,7 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["LINK_RANK", "GpuTopology", "link_rank", "parse_nvidia_smi_topo"]
+__all__ = ["LINK_RANK", "GpuTopology", "TopoRow", "link_rank", "parse_nvidia_smi_topo"]
 
 LINK_RANK: dict[str, int] = {"PIX": 1, "PXB": 2, "PHB": 3, "NODE": 4, "SYS": 5}
 """PCIe link types from nearest to farthest (nvidia-smi's legend)."""
@@ -68,6 +68,14 @@ def link_rank(link: str) -> int | None:
 
 
 @dataclass(slots=True, kw_only=True)
+class TopoRow:
+    """Where one device's row of the matrix is."""
+
+    label: str
+    line: int
+
+
+@dataclass(slots=True, kw_only=True)
 class GpuTopology(Record):
     """One ``nvidia-smi topo -m`` matrix."""
 
@@ -82,13 +90,18 @@ class GpuTopology(Record):
     nics: list[str] = field(default_factory=list)
     links: dict[str, dict[str, str]] = field(default_factory=dict)
     """Row device → column device → link type (``X``, ``NV18``, ``PIX``, ``SYS``...)."""
-    row_lines: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, TopoRow] = field(default_factory=dict)
+    """Row device → its row (the line it was read from)."""
     cpu_affinity: dict[str, str | None] = field(default_factory=dict)
     numa_affinity: dict[str, str | None] = field(default_factory=dict)
     gpu_numa_id: dict[str, str | None] = field(default_factory=dict)
     nic_names: dict[str, str] = field(default_factory=dict)
     """``NIC0`` → ``mlx5_0`` from the NIC legend (old drivers: the column is the name)."""
     legend: dict[str, str] = field(default_factory=dict)
+
+    def row_line(self, device: str) -> int | None:
+        row = self.rows.get(device)
+        return row.line if row is not None else None
 
     def nic_name(self, nic: str) -> str:
         return self.nic_names.get(nic, nic)
@@ -181,9 +194,7 @@ def parse_nvidia_smi_topo(text: str) -> ParseResult:
         hdr = _header(raw)
         if hdr is not None:
             devices, affinities = hdr
-            pci_only = command is not None and (
-                "-mp" in command.split() or "matrix_pci" in command
-            )
+            pci_only = command is not None and ("-mp" in command.split() or "matrix_pci" in command)
             topo = GpuTopology(line=lineno, command=command, pci_only=pci_only, columns=devices)
             topo.gpus = [d for d in devices if _GPU_RE.match(d)]
             topo.nics = [d for d in devices if not _GPU_RE.match(d)]
@@ -242,7 +253,7 @@ def _read_row(topo: GpuTopology, affinities: list[str], lineno: int, raw: str) -
     if not all(_CELL_RE.match(c) for c in links):
         return False
     topo.links[label] = dict(zip(topo.columns, links, strict=True))
-    topo.row_lines[label] = lineno
+    topo.rows[label] = TopoRow(label=label, line=lineno)
     if label in topo.gpus:
         _read_affinities(topo, label, affinities, rest)
     return True

@@ -1,1 +1,198 @@
-"""Placeholder: being written (issue 14)."""
+"""Shell resource limits: ``ulimit -a`` and single-limit queries (kind ``ulimit``).
+
+bash's ``ulimit`` builtin (``builtins/ulimit.def``) prints each limit as its description, the
+units and option in parentheses, then the value, ``unlimited`` for ``RLIM_INFINITY``::
+
+    max locked memory       (kbytes, -l) 64
+    open files                      (-n) 1024
+
+Up to bash 5.0 the format is ``printf("%-20s %16s", description, "(units, -X) ")``; bash 5.1
+widened the second field to 20 (``max locked memory           (kbytes, -l) 8192``) and added
+``real-time non-blocking time  (microseconds, -R) unlimited``. Both are read by one pattern, as is
+a description line printed for several options at once (``ulimit -r -l``). A single option
+(``ulimit -l``) prints the bare value; that line is only read when the capture shows the command
+before it (``$ ulimit -l`` then ``unlimited``), since a lone number means nothing. ``-S``/``-H``
+in the command (``ulimit -Sa``, ``ulimit -Hl``) set ``scope``.
+
+Each limit → one :class:`ResourceLimit`. The units of the description and the block factor of the
+bash limits table give ``value_bytes`` for byte-sized limits (``kbytes`` → ×1024).
+
+Sources: bash ``builtins/ulimit.def`` (``limits[]`` table and ``printone()``, tags bash-4.4 to
+bash-5.3, https://git.savannah.gnu.org/cgit/bash.git, mirror github.com/bminor/bash), and the real
+captures under ``tests/fixtures/evidence/ulimit/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import ClassVar
+
+from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.registry import register
+
+__all__ = ["BASH_LIMITS", "ResourceLimit", "parse_ulimit"]
+
+BASH_LIMITS: dict[str, tuple[str, str | None]] = {
+    "P": ("number of pseudoterminals", None),
+    "R": ("real-time non-blocking time", "microseconds"),
+    "T": ("number of threads", None),
+    "b": ("socket buffer size", "bytes"),
+    "c": ("core file size", "blocks"),
+    "d": ("data seg size", "kbytes"),
+    "e": ("scheduling priority", None),
+    "f": ("file size", "blocks"),
+    "i": ("pending signals", None),
+    "k": ("max kqueues", None),
+    "l": ("max locked memory", "kbytes"),
+    "m": ("max memory size", "kbytes"),
+    "n": ("open files", None),
+    "p": ("pipe size", "512 bytes"),
+    "q": ("POSIX message queues", "bytes"),
+    "r": ("real-time priority", None),
+    "s": ("stack size", "kbytes"),
+    "t": ("cpu time", "seconds"),
+    "u": ("max user processes", None),
+    "v": ("virtual memory", "kbytes"),
+    "w": ("swap size", "kbytes"),
+    "x": ("file locks", None),
+}
+"""bash's ``limits[]`` table: option → (description, units)."""
+
+_UNIT_BYTES = {"kbytes": 1024, "bytes": 1, "512 bytes": 512}
+
+
+@dataclass(slots=True, kw_only=True)
+class ResourceLimit(Record):
+    """One resource limit as the shell printed it."""
+
+    record_type: ClassVar[str] = "ulimit"
+
+    option: str
+    """bash's option letter: ``l`` (locked memory), ``n`` (open files), ``u`` (processes)..."""
+    description: str | None = None
+    units: str | None = None
+    """``kbytes``, ``blocks``, ``512 bytes``, ``seconds``... None for counts."""
+    value: int | None = None
+    """In ``units``; None when ``unlimited`` (or ``hard``/``soft``)."""
+    unlimited: bool = False
+    raw: str = ""
+    scope: str | None = None
+    """``soft`` (``-S``), ``hard`` (``-H``) or None (bash shows the soft limit by default)."""
+    command: str | None = None
+
+    @property
+    def value_bytes(self) -> int | None:
+        factor = _UNIT_BYTES.get(self.units or "")
+        if self.value is None or factor is None:
+            return None
+        return self.value * factor
+
+
+_LIMIT_RE = re.compile(
+    r"^(?P<desc>[A-Za-z][A-Za-z -]*?)\s+\((?:(?P<units>[^,()]+),\s*)?-(?P<opt>[A-Za-z])\)\s+"
+    r"(?P<value>\S+)\s*$"
+)
+_COMMAND_RE = re.compile(r"(?:^|[\s$#>%])ulimit((?:\s+-[A-Za-z]+)+)\s*$")
+_VALUE_RE = re.compile(r"^(unlimited|hard|soft|\d+)$")
+
+
+_GATE_RE = re.compile(r"\(-[A-Za-z]\)|, -[A-Za-z]\)|ulimit")
+
+
+def _detect(text: str) -> float:
+    if _GATE_RE.search(text) is None:  # every ulimit line names its flag: cheap early exit
+        return 0.0
+    hits = 0
+    for line in text.splitlines():
+        if _LIMIT_RE.match(line.strip()):
+            hits += 1
+            if hits >= 3:
+                return 0.95
+    if hits:
+        return 0.9 if "(kbytes, -l)" in text or "(-n)" in text else 0.6
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for a, b in itertools.pairwise(lines):
+        if _COMMAND_RE.search(a) and _VALUE_RE.match(b):
+            return 0.9
+    return 0.0
+
+
+def _scope(flags: str) -> str | None:
+    if "H" in flags:
+        return "hard"
+    if "S" in flags:
+        return "soft"
+    return None
+
+
+def _value(raw: str) -> tuple[int | None, bool]:
+    if raw == "unlimited":
+        return None, True
+    return (int(raw), False) if raw.isdigit() else (None, False)
+
+
+@register(
+    "ulimit",
+    summary="ulimit -a / ulimit -l (shell resource limits: locked memory, open files, processes)",
+    detect=_detect,
+    refs=("S5",),
+)
+def parse_ulimit(text: str) -> ParseResult:
+    """``ulimit -a`` (bash 4.x/5.x) and ``$ ulimit -l`` + value → :class:`ResourceLimit` records."""
+    res = ParseResult("ulimit")
+    command: str | None = None
+    scope: str | None = None
+    pending: str | None = None  # option letter of a single-limit query awaiting its value
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("```"):
+            continue
+        cm = _COMMAND_RE.search(line)
+        if cm is not None:
+            flags = "".join(f.lstrip("-") for f in cm.group(1).split())
+            command, scope = line, _scope(flags)
+            letters = [c for c in flags if c not in "HS"]
+            pending = letters[0] if len(letters) == 1 and letters[0] in BASH_LIMITS else None
+            continue
+        lm = _LIMIT_RE.match(line)
+        if lm is not None:
+            value, unlimited = _value(lm.group("value"))
+            units = lm.group("units")
+            res.records.append(
+                ResourceLimit(
+                    line=lineno,
+                    option=lm.group("opt"),
+                    description=lm.group("desc").strip(),
+                    units=units.strip() if units else None,
+                    value=value,
+                    unlimited=unlimited,
+                    raw=lm.group("value"),
+                    scope=scope,
+                    command=command,
+                )
+            )
+            pending = None
+            continue
+        if pending is not None and _VALUE_RE.match(line):
+            desc, units = BASH_LIMITS[pending]
+            value, unlimited = _value(line)
+            res.records.append(
+                ResourceLimit(
+                    line=lineno,
+                    option=pending,
+                    description=desc,
+                    units=units,
+                    value=value,
+                    unlimited=unlimited,
+                    raw=line,
+                    scope=scope,
+                    command=command,
+                )
+            )
+            pending = None
+            continue
+        # an unreadable line does not cancel a pending query: its value may still follow
+        res.warn(lineno, "expected a ulimit line ('description (units, -X) value')", raw)
+    return res

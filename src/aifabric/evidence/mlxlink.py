@@ -12,9 +12,9 @@ field the device cannot read). The options add sections:
   ports using the extended speed register), ``Troubleshooting Info`` (``Status Opcode``, ``Group
   Opcode``, ``Recommendation``: the firmware's own diagnosis of the port) and ``Tool Information``;
 * ``-m`` / ``--show_module``: ``Module Info`` (``Temperature [C]``, ``Voltage [mV]``, ``Bias
-  Current [mA]``, ``Rx Power Current [dBm]``, ``Tx Power Current [dBm]`` as ``v1,v2,... [low..high]``
-  with the module's alarm thresholds; identifier, compliance, cable type, vendor, wavelength,
-  length; CMIS module state and per-lane fault flags);
+  Current [mA]``, ``Rx Power Current [dBm]``, ``Tx Power Current [dBm]`` as ``v1,v2,...
+  [low..high]`` with the module's alarm thresholds; identifier, compliance, cable type, vendor,
+  wavelength, length; CMIS module state and per-lane fault flags);
 * ``-c`` / ``--show_counters``: ``Physical Counters and BER Info`` (``Time Since Last Clear
   [Min]``, ``Effective Physical Errors``, ``Effective Physical BER``, ``Raw Physical Errors Per
   Lane``, ``Raw Physical BER``, ``Link Down Counter``, ``Link Error Recovery Counter``; on
@@ -310,6 +310,7 @@ def speed_value(token: str) -> tuple[str, float] | None:
 
 _KV_RE = re.compile(r"^(?P<key>[^:]*?\S)\s*:(?:\s(?P<val>.*))?$")
 _DASHES_RE = re.compile(r"^-{3,}$")
+_TITLE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9 ()./_&-]*$")
 _CMD_RE = re.compile(r"(?:^|[\s/])mlxlink\s")
 _DEV_RE = re.compile(r"(?:^|\s)(?:-d|--device)[\s=]+(\S+)")
 _PORT_RE = re.compile(r"(?:^|\s)(?:-p|--port)[\s=]+(\S+)")
@@ -447,15 +448,17 @@ class _Report:
 
 
 def _is_title(lines: list[str], i: int) -> bool:
-    """Line ``i`` is a section title: underlined by dashes of its own length, or a known title
-    followed by dashes (web copies sometimes change the underline)."""
+    """Line ``i`` is a section title: one of the titles mlxlink prints, or a line underlined by
+    dashes of its own length (a section this parser does not model)."""
     title = lines[i].strip()
     if not title or ":" in title:
         return False
-    nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
-    if _DASHES_RE.match(nxt) is None:
+    if title in _KNOWN_TITLES or title.startswith("EYE Opening Info"):
+        return True
+    if _TITLE_RE.match(title) is None:
         return False
-    return len(nxt) == len(title) or title in _KNOWN_TITLES
+    nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+    return _DASHES_RE.match(nxt) is not None and len(nxt) == len(title)
 
 
 def _emit(rep: _Report, res: ParseResult) -> None:
@@ -602,7 +605,6 @@ def parse_mlxlink(text: str) -> ParseResult:
     pending_dev: str | None = None
     pending_port: str | None = None
     have_cmd = False
-    skip_next = False
 
     def new_report(device: str | None, port: str | None, lineno: int) -> _Report:
         nonlocal rep
@@ -613,14 +615,12 @@ def parse_mlxlink(text: str) -> ParseResult:
 
     for idx, raw in enumerate(lines):
         lineno = idx + 1
-        if skip_next:
-            skip_next = False
-            continue
         stripped = raw.strip()
         if not stripped:
             continue
+        if _DASHES_RE.match(stripped) is not None:
+            continue  # a title's underline
         if _is_title(lines, idx):
-            skip_next = True  # the underline
             title = stripped
             if rep is None or (title == "Operational Info" and title in rep.titles()):
                 rep = new_report(pending_dev if have_cmd else None, pending_port, lineno)

@@ -90,6 +90,8 @@ _SHELL_WORD_RE = re.compile(r"^\s*(?:export|env|declare|local|readonly|set|if|th
 
 
 def _detect(text: str) -> float:
+    if "NCCL_" not in text:  # cheap exit before the line-anchored scan
+        return 0.0
     hits = 0
     for _ in _NCCL_ASSIGN_RE.finditer(text):
         hits += 1

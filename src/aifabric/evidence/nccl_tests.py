@@ -20,9 +20,20 @@ https://github.com/NVIDIA/nccl-tests and the captures under tests/fixtures/evide
   ``# Collective test starting: NAME``, ``... unalign: 0``, ``# Collective test concluded``,
   optional per-iteration columns (``i_min i_max i_p99 i_cv%``) and a timestamp column;
 * ``N/A`` cells (validation disabled with ``-c 0``, in-place columns that do not apply);
-* launcher prefixes (OpenMPI ``--tag-output`` ``[1,0]<stdout>:``, Slurm ``--label`` ``0: ``),
-  also when indented (pasted in Markdown lists), and rank tags glued inside a row
+* launcher prefixes on every line, also stacked and indented (pasted in Markdown lists):
+  OpenMPI ``--tag-output`` ``[1,0]<stdout>:`` (with ``--timestamp-output``'s ctime date before
+  it), Slurm ``--label`` ``0: ``, MPICH/Intel MPI ``[0] ``, torchrun ``--tee`` ``[default0]:``,
+  SkyPilot/Ray ``(head, rank=0, pid=3808) ``, ``kubectl logs --prefix``
+  ``[pod/NAME/CONTAINER] ``, pdsh/clush/dsh ``host: ``, and timestamps (``kubectl logs
+  --timestamps`` / ``docker logs -t`` RFC 3339, ``[2024-05-01 10:00:00] ``, ``ts``'s
+  ``May 01 10:00:00``); the rank and host they name are kept on the rows (``rank``, ``host``)
+  and on the header (``launcher_rank``, ``launcher_host``); rank tags glued inside a row
   (``-1[0]``) when the stdout of several ranks interleaves;
+* several processes that each print a whole test on prefixed lines (pdsh/clush running a
+  single-node test on every host, or ranks of a build without ``MPI=1`` under ``srun -l``):
+  the lines are sorted out by prefix, one test per host or rank;
+* tables pasted as Markdown (``| 8 | 2 | float | ... |``, ``|---|`` rules skipped), or with
+  their leading spaces stripped;
 * NCCL INFO/WARN lines and ``NCCL version 2.x.y+cudaX`` interleaved anywhere;
 * several tests in one file (each header starts a test; rows carry the ``test`` index);
 * several independent single-rank runs interleaved (nccl-tests built without ``MPI=1`` or
@@ -52,7 +63,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.evidence.base import ParseResult, Record, split_launcher_prefix
+from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
 __all__ = [
@@ -135,6 +146,12 @@ class NcclTestsHeader(Record):
     """Why the run aborted: the first ``Test [CUDA|NCCL] failure FILE:LINE 'reason'`` it printed
     (``NCCL failure common.cu:1279 'unhandled system error'``), else its ``# error: ...`` line or
     the ``errors`` list of the ``-J`` file (``ncclGetLastError()``, src/util.cu writeErrors)."""
+    launcher_rank: int | None = None
+    """Rank named by the launcher prefix of the line that started this test (``[1,0]<stdout>:``
+    → 0, ``srun -l``'s ``3: `` → 3, torchrun's ``[default2]:`` → 2), when prefixed."""
+    launcher_host: str | None = None
+    """Host or node named by that prefix (pdsh ``node001: ``, ``kubectl logs --prefix``'s pod,
+    SkyPilot/Ray's ``(head, rank=0, pid=1)`` → ``head``), when prefixed."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -167,6 +184,8 @@ class NcclTestsRow(Record):
     ip_error: float | None = None
     rank: int | None = None
     """Launcher rank of the line (``[1,3]<stdout>:`` → 3), when prefixed."""
+    host: str | None = None
+    """Host or node named by the line's prefix (pdsh ``node001: `` → ``node001``), when any."""
 
     @property
     def busbw_GBps(self) -> float | None:
@@ -200,7 +219,7 @@ _VERSION_RE = re.compile(
 _STARTING_RE = re.compile(r"Collective test (?:starting|concluded): *(?P<name>\S+)")
 _DEVICE_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?"
-    r"on\s+(?:(?P<host>\S+)\s+)?device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*?)\s*$"
+    r"on\s+(?:(?P<host>\S+)\s+)?device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*)"
 )
 _PARAM_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("n_threads", re.compile(r"nThread (\d+)")),
@@ -220,7 +239,8 @@ _AVG_RE = re.compile(r"Avg bus bandwidth\s*:\s*(\S+)\s*(OK|FAILED)?")
 _NCCL_VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _BINARY_RE = re.compile(r"\b([a-z][a-z_]*?)_perf(?:_mpi)?\b")
 _GLUED_TAG_RE = re.compile(r"\[\d{1,6}(?:,\d{1,6})?\](?:<std(?:out|err)>:)?")
-_TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d\s+\d\d:\d\d:\d\d\s*$")
+_DATE_RE = re.compile(r"\d{4}-\d\d-\d\d")
+_CLOCK_RE = re.compile(r"\d\d:\d\d:\d\d")
 _INT_RE = re.compile(r"^-?\d+$")
 _FAILURE_RE = re.compile(r"Test (?:(?P<what>[A-Za-z]+) )?failure (?P<where>\S+:\d+)(?P<why> .*)?$")
 _NA = frozenset({"N/A", "n/a", "NA", "-", "nan", "NaN"})
@@ -234,7 +254,9 @@ _INTERLEAVED_MSG = (
 
 
 def detect(text: str) -> float:
-    """0.95 on nccl-tests table/summary/header markers, 0.9 on device lines; else 0."""
+    """0.95 on nccl-tests table/summary/header markers, 0.9 on device lines, 0.85 on a bare
+    column header (``size count ... algbw busbw``); else 0. Substring tests only: launcher
+    prefixes in front of the lines do not change the score."""
     try:
         if "# Avg bus bandwidth" in text or "Collective test starting:" in text:
             return 0.95
@@ -251,6 +273,8 @@ def detect(text: str) -> float:
             return 0.9
         if "Pid" in text and _DETECT_RE.search(text):
             return 0.9
+        if "busbw" in text and "algbw" in text and ("count" in text or "bytes" in text):
+            return 0.85  # the column header alone (a Markdown table, or "#" and units lost)
     except Exception:
         return 0.0
     return 0.0
@@ -294,6 +318,141 @@ def _wrong(tok: str) -> int | None:
     return int(float(tok))
 
 
+def _strip_trailing_timestamp(s: str) -> str:
+    """``... 0  2025-10-14 10:22:01`` → ``... 0``: a date and time printed after a row (split from
+    the right, not a regex search, so that a long line costs one pass)."""
+    parts = s.rstrip().rsplit(None, 2)
+    if len(parts) == 3 and _DATE_RE.fullmatch(parts[1]) and _CLOCK_RE.fullmatch(parts[2]):
+        return parts[0]
+    return s
+
+
+# --------------------------------------------------------------------------------------------
+# line prefixes added by launchers, log collectors and pastes
+#
+# Every pattern is anchored at the start of the line, bounded, and free of nested quantifiers:
+# peeling costs a few hundred character comparisons at most, whatever the length of the line.
+
+# OpenMPI --tag-output "[1,0]<stdout>:" (jobid,rank; orte/prrte iof), "<stddiag>" too
+_TAG_RE = re.compile(r"\[\d{1,10},(\d{1,7})\]<(?:stdout|stderr|stddiag)>:")
+# MPICH/Hydra -prepend-rank and Intel MPI -l: "[0] "
+_BRACKET_RANK_RE = re.compile(r"\[(\d{1,7})\] ")
+# torchrun --tee/--redirects: "[default0]:" ({role}{local_rank}, torch.distributed.elastic)
+_TORCHRUN_RE = re.compile(r"\[([A-Za-z_][A-Za-z_-]{0,39})(\d{1,7})\]:")
+# kubectl logs --prefix: "[pod/NAME/CONTAINER] "
+_KUBECTL_RE = re.compile(r"\[pod/([^/\]\s]{1,253})/[^\]\s]{1,253}\]")
+# Slurm srun --label (-l): "0: ", right-aligned to the widest task id (leading spaces go first)
+_SRUN_RE = re.compile(r"(\d{1,7}):(?: |$)")
+# SkyPilot/Ray job output: "(head, rank=0, pid=3808) ", "(worker1, rank=1, pid=2769, ip=...) "
+_PAREN_RE = re.compile(r"\(([^()]{1,300})\)(?: |$)")
+# pdsh/clush/dsh and most log collectors: "node001: ", "10.0.0.1: ", "launcher-x7k2p: "
+_HOST_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,252}): ")
+# RFC 3339 / ISO 8601 (kubectl logs --timestamps, docker logs -t, CI logs), bracketed or not
+_ISO_TS_RE = re.compile(
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?(?=[\s\[]|$)"
+)
+# ctime() of OpenMPI --timestamp-output ("Thu Mar 14 15:40:48 2019[1,0]<stdout>:"), and the
+# syslog-like "Mar 14 15:40:48 " of moreutils ts
+_CTIME_TS_RE = re.compile(
+    r"(?:[A-Z][a-z]{2} )?[A-Z][a-z]{2} [ 0-3]\d \d\d:\d\d:\d\d(?: \d{4})?(?=[\s\[]|$)"
+)
+_MD_RULE_CHARS = frozenset("|-: ")
+
+
+def _host_prefix_ok(rest: str) -> bool:
+    """Only a line whose text after ``name: `` is nccl-tests output loses its ``name: ``: a
+    ``#`` line, a row (size and count), an OpenMPI tag or ``NCCL version``. ``Warning: ...``,
+    ``Error: 2 ...`` or ``Time: 12:00`` keep it (and stay prose)."""
+    r = rest.lstrip()
+    if not r or r[0] == "#" or r.startswith("NCCL version"):
+        return True
+    if r[0] == "[":
+        return _TAG_RE.match(r) is not None
+    if _SRUN_RE.match(r) is not None:
+        return True  # "host:  3: ..." (srun --label under pdsh)
+    toks = r.split(None, 2)
+    return toks[0].isdigit() and (len(toks) == 1 or toks[1].isdigit())
+
+
+def _peel(line: str) -> tuple[str, int | None, str | None]:
+    """Remove the prefixes stacked in front of one line: (text, rank, host).
+
+    ``(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank ...`` → (``#  Rank ...``, 0, ``head``).
+    The innermost rank wins (the MPI rank inside a node label); the outermost host wins.
+    """
+    s = line.strip()
+    rank: int | None = None
+    host: str | None = None
+    for _ in range(8):
+        if not s:
+            break
+        c = s[0]
+        m: re.Match[str] | None = None
+        if c == "[":
+            m = _TAG_RE.match(s)
+            if m is not None:
+                rank = int(m.group(1))
+            elif (m := _KUBECTL_RE.match(s)) is not None:
+                host = host or m.group(1)
+            elif (m := _TORCHRUN_RE.match(s)) is not None:
+                rank = int(m.group(2))
+            elif (m := _BRACKET_RANK_RE.match(s)) is not None:
+                rank = int(m.group(1))
+            else:
+                m = _ISO_TS_RE.match(s)
+        elif c == "(":
+            m = _PAREN_RE.match(s)
+            if m is not None:
+                inner = m.group(1)
+                if "pid=" not in inner:  # "(base) user@host:~$" is a conda prompt, not a prefix
+                    break
+                name = inner.split(",", 1)[0].strip()
+                if name and "=" not in name:
+                    host = host or name
+        elif c.isdigit():
+            m = _ISO_TS_RE.match(s) or _SRUN_RE.match(s)
+            if m is not None and m.re is _SRUN_RE:
+                rank = int(m.group(1))
+            elif m is None:
+                m = _HOST_RE.match(s)  # pdsh by address: "10.0.0.1: "
+                if m is not None and (not _host_prefix_ok(s[m.end() :]) or m.group(1).isdigit()):
+                    m = None
+                if m is not None:
+                    host = host or m.group(1)
+        elif c.isalpha():
+            m = _CTIME_TS_RE.match(s)
+            if m is None:
+                m = _HOST_RE.match(s)
+                if m is not None and not _host_prefix_ok(s[m.end() :]):
+                    m = None
+                if m is not None:
+                    host = host or m.group(1)
+        if m is None:
+            break
+        s = s[m.end() :].lstrip()
+    return s, rank, host
+
+
+def _demarkdown(s: str) -> str | None:
+    """A line of a Markdown table (``| 8 | 2 | float | sum | ... |``) → its cells separated by
+    spaces; ``None`` for a rule line (``|---|:--|``)."""
+    if _MD_RULE_CHARS.issuperset(s):
+        return None
+    return s.replace("|", " ").strip()
+
+
+def _is_source_line(s: str) -> bool:
+    """A line only the process running a test prints: its parameter/version line, the column
+    header, or a row (size and count). Used to tell how many processes printed tests."""
+    if s.startswith("#"):
+        b = s[1:].lstrip()
+        return b.startswith(("nThread", "nccl-tests version", "Collective test starting")) or (
+            b.startswith(("size", "bytes")) and "busbw" in b
+        )
+    toks = s.split(None, 2)
+    return len(toks) == 3 and _INT_RE.match(toks[0]) is not None and toks[1].isdigit()
+
+
 @dataclass(slots=True)
 class _Layout:
     """What the column header line said about the table."""
@@ -334,33 +493,77 @@ class _TestState:
     table_headers: int = 0
     rank0_pids: set[tuple[str, int | None]] = field(default_factory=set)
     row_ranks: set[int] = field(default_factory=set)
+    row_hosts: set[str] = field(default_factory=set)
     size_counts: Counter[tuple[int, str, str | None, int | None]] = field(default_factory=Counter)
     last_size: dict[tuple[str, str | None, int | None], int] = field(default_factory=dict)
     restarts: int = 0
     summary: NcclTestsSummary | None = None
 
 
+_Source = tuple[str | None, int | None]
+"""(host, rank) of a line's launcher prefix: which process printed it."""
+
+
 class _Parser:
-    def __init__(self) -> None:
+    def __init__(self, demux: bool = False) -> None:
         self.result = ParseResult(kind="nccl-tests")
         self.tests: list[_TestState] = []
         self.cur: _TestState | None = None
         self.pending_nccl_version: str | None = None
         self.pending_binary: str | None = None
+        self.demux = demux
+        """One test state per source (host, rank): several processes printed whole tests."""
+        self.source: _Source = (None, None)
+        self.line_host: str | None = None
+        self.line_rank: int | None = None
+        self.open: dict[_Source, _TestState | None] = {}
+        self.last: dict[_Source, _TestState] = {}
+
+    # ---- sources (demultiplexed mode)
+
+    def switch(self, source: _Source) -> None:
+        """Make ``source``'s test current (only changes anything in demultiplexed mode)."""
+        if not self.demux or source == self.source:
+            return
+        self.open[self.source] = self.cur
+        self.cur = self.open.get(source)
+        self.source = source
+
+    def latest(self) -> _TestState | None:
+        """The current test of this source, else its last finished one."""
+        if self.cur is not None:
+            return self.cur
+        if self.demux:
+            return self.last.get(self.source)
+        return self.tests[-1] if self.tests else None
+
+    def finish_all(self) -> None:
+        self.finish_test()
+        for source, st in self.open.items():
+            if st is not None and source != self.source:
+                self.cur = st
+                self.finish_test()
 
     # ---- test bookkeeping
 
     def new_test(self, lineno: int) -> _TestState:
         self.finish_test()
-        hdr = NcclTestsHeader(line=lineno, test=len(self.tests))
+        hdr = NcclTestsHeader(
+            line=lineno,
+            test=len(self.tests),
+            launcher_rank=self.line_rank,
+            launcher_host=self.line_host,
+        )
         if self.pending_binary is not None:
             hdr.binary = self.pending_binary
             hdr.collective = _collective(self.pending_binary)
-            self.pending_binary = None
+            if not self.demux:  # one command line started every host's test
+                self.pending_binary = None
         if self.pending_nccl_version is not None:
             hdr.nccl_version = self.pending_nccl_version
         st = _TestState(hdr)
         self.tests.append(st)
+        self.last[self.source] = st
         self.result.records.append(hdr)
         self.cur = st
         return st
@@ -381,6 +584,7 @@ class _Parser:
             st.table_headers,
             len(st.rank0_pids),
             len(st.row_ranks),
+            len(st.row_hosts),
             1,
         )
         repeats = max(st.size_counts.values()) if st.size_counts else 1
@@ -462,7 +666,7 @@ class _Parser:
                 host=m.group("host") or "",  # empty hostname: "on        device  0"
                 device=int(m.group("dev")),
                 bus_id=m.group("bus"),
-                gpu=m.group("gpu"),
+                gpu=m.group("gpu").strip(),
                 line=lineno,
             )
             st.header.devices.append(dev)
@@ -475,7 +679,8 @@ class _Parser:
             st.header.blocking = True
             return
         if body.startswith(("size", "bytes")) and ("busbw" in body or "algbw" in body):
-            names = body.split()
+            # a Markdown re-typing of the header may carry the units: "size (B)", "time (us)"
+            names = [n for n in body.split() if not n.startswith("(")]
             st = self.test_for_header(lineno)
             st.table_headers += 1
             st.layout = _layout_from_header(names)
@@ -514,7 +719,7 @@ class _Parser:
                 summ.ok = False
             return
         if body.startswith("error:"):
-            owner = self.cur if self.cur is not None else (self.tests[-1] if self.tests else None)
+            owner = self.latest()
             reason = body[6:].strip()
             if owner is not None and reason and owner.header.failure is None:
                 owner.header.failure = reason  # ncclGetLastError() printed by writeErrors()
@@ -535,7 +740,7 @@ class _Parser:
                 hdr.step_bytes = int(m.group(1))
 
     def summary(self, lineno: int) -> NcclTestsSummary:
-        st = self.cur if self.cur is not None else (self.tests[-1] if self.tests else None)
+        st = self.latest()
         if st is None:
             st = self.new_test(lineno)
         if st.summary is None:
@@ -569,7 +774,7 @@ class _Parser:
                 return
             s = _GLUED_TAG_RE.sub(" ", s)
         if ":" in s:
-            s = _TIMESTAMP_RE.sub("", s)
+            s = _strip_trailing_timestamp(s)
         toks = s.split()
         if not toks or not _INT_RE.match(toks[0]):
             # "10.0.0.1 slots=8", "2024-05-01T..." log lines: irrelevant outside a table
@@ -625,6 +830,7 @@ class _Parser:
             redop=redop,
             root=root,
             rank=rank,
+            host=self.line_host,
         )
         try:
             for place, cells in (("oop", rest[0:4]), ("ip", rest[g : g + 4])):
@@ -653,6 +859,8 @@ class _Parser:
         st.rows += 1
         if rank is not None:
             st.row_ranks.add(rank)
+        if self.line_host is not None:
+            st.row_hosts.add(self.line_host)
         if size > 0:
             # -d all / -o all loop types and ops outside sizes: compare like with like only
             series = (dtype, redop, root)
@@ -691,21 +899,45 @@ def _bare_comment(s: str) -> bool:
     return True
 
 
+_DEMUX_MSG = (
+    "{n} ranks each printed a whole test: nccl-tests was built without MPI=1 or launched "
+    "without mpirun; read as {n} separate tests"
+)
+
+
 def _parse_text(text: str) -> ParseResult:
-    p = _Parser()
     lines = text.split("\n")
     last_idx = len(lines)
     while last_idx > 0 and not lines[last_idx - 1].strip():
         last_idx -= 1
+    peeled: list[tuple[str, int | None, str | None, bool]] = []
+    printers: dict[_Source, int] = {}
+    for idx in range(last_idx):
+        raw = lines[idx]
+        md = False
+        if raw.lstrip()[:1] == "|":
+            cells = _demarkdown(raw.strip())
+            if cells is None:
+                peeled.append(("", None, None, True))
+                continue
+            raw, md = cells, True
+        s, rank, host = _peel(raw)
+        peeled.append((s, rank, host, md))
+        if s and (rank is not None or host is not None) and _is_source_line(s):
+            printers.setdefault((host, rank), idx + 1)
+    # several processes printed their own tests (pdsh on every host, srun -l without MPI=1)
+    p = _Parser(demux=len(printers) > 1)
+    if p.demux and all(h is None for h, _ in printers):
+        p.result.warn(min(printers.values()), _DEMUX_MSG.format(n=len(printers)))
     for idx in range(last_idx):
         raw = lines[idx]
         lineno = idx + 1
-        s, rank = split_launcher_prefix(raw.lstrip())
-        if rank is not None:
-            s, _ = split_launcher_prefix(s)
-        s = s.strip()
+        s, rank, host, md = peeled[idx]
         if not s:
             continue
+        p.line_rank, p.line_host = rank, host
+        if p.demux and (rank is not None or host is not None):
+            p.switch((host, rank))
         c = s[0]
         if c == "#":
             p.comment(lineno, s, raw)
@@ -715,6 +947,8 @@ def _parse_text(text: str) -> ParseResult:
                 if "NCCL version" in s:
                     p.nccl_version(s)
                 continue
+            if md and not p.in_table() and not _is_source_line(s):
+                continue  # another Markdown table of numbers (a summary typed by hand)
             p.row(lineno, s, raw, rank, lineno == last_idx)
             continue
         if s.startswith("NCCL version") or " NCCL INFO NCCL version" in s:
@@ -745,7 +979,7 @@ def _parse_text(text: str) -> ParseResult:
             m = _BINARY_RE.search(s)
             if m:
                 p.cur.header.binary = m.group(0)
-    p.finish_test()
+    p.finish_all()
     return p.result
 
 

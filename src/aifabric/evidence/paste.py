@@ -144,9 +144,19 @@ def split_segments(text: str) -> list[Segment]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    boundaries = _boundaries(text)
+    if not boundaries:
+        return [Segment(lines, list(range(1, len(lines) + 1)))]
+    return _cut(lines, boundaries)
+
+
+def _boundaries(text: str) -> dict[int, str | None]:
+    """0-based line -> command of a prompt line (``None`` for a fence line)."""
     boundaries: dict[int, str | None] = {}
+    idx, pos = 0, 0
     for m in _CANDIDATE.finditer(text):
-        idx = text.count("\n", 0, m.start())
+        idx += text.count("\n", pos, m.start())
+        pos = m.start()
         end = text.find("\n", m.start())
         line = text[m.start() : end if end >= 0 else len(text)]
         if _FENCE.match(line):
@@ -155,8 +165,10 @@ def split_segments(text: str) -> list[Segment]:
         cmd = _prompt(line)
         if cmd is not None:
             boundaries[idx] = cmd
-    if not boundaries:
-        return [Segment(lines, list(range(1, len(lines) + 1)))]
+    return boundaries
+
+
+def _cut(lines: list[str], boundaries: dict[int, str | None]) -> list[Segment]:
     out: list[Segment] = []
     cur = Segment([], [])
     in_fence = False
@@ -331,8 +343,18 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
 
 
 def _whole(text: str, kind: str | None) -> Part:
+    """The whole text as one part (file lines are the parser's lines: nothing to map)."""
     lines = text.split("\n")
-    return _parse_segment(Segment(lines, list(range(1, len(lines) + 1))), kind)
+    numbers = list(range(1, len(lines) + 1))
+    if kind is None:
+        return Part(None, None, numbers, lines)
+    try:
+        result = parse_text(text, kind)
+    except (InputError, RecursionError, ValueError) as exc:
+        part = Part(None, None, numbers, lines)
+        part.notes.append(f"not parsed as {kind}: {exc}")
+        return part
+    return Part(kind, result, numbers, lines)
 
 
 def _split_prefixed(seg: Segment) -> list[Segment]:
@@ -355,19 +377,34 @@ def parse_paste(text: str, kind: str | None = None) -> list[Part]:
         if kind not in all_kinds():
             raise InputError(f"unknown kind {kind!r}; known: {', '.join(sorted(all_kinds()))}")
         return [_whole(text, kind)]
+    if not _boundaries(text):
+        # one block of text (the common case, e.g. every file of a probe bundle): only a prefix
+        # on its lines can split it, and the first lines tell
+        head = text.split("\n", 80)[:80]
+        if _prefix_groups(Segment(head, list(range(1, len(head) + 1)))) is None:
+            try:
+                whole_kind: str | None = detect_kind(text)
+            except InputError:
+                whole_kind = None
+            return [_whole(text, whole_kind)]
     segments = split_segments(text)
     subs = [sub for seg in segments for sub in _split_prefixed(seg)]
     if len(subs) == 1 and subs[0].subject is None:
         return [_whole(text, _detect(subs[0]))]
-    detected = [_detect(sub) for sub in subs]
+    # a prompt line alone (or prompt and one line) is rarely output; ulimit -l is the exception
+    detected = [
+        _detect(sub) if sum(1 for x in sub.lines if x.strip()) >= 2 else None for sub in subs
+    ]
     kinds = {k for k in detected if k is not None}
     if len(kinds) <= 1 and not any(sub.subject for sub in subs):
         # one tool's output with commands around it: read it whole, as a capture of that tool
+        if kinds:
+            return [_whole(text, next(iter(kinds)))]
         try:
-            whole_kind: str | None = detect_kind(text)
+            whole_kind = detect_kind(text)
         except InputError:
             whole_kind = None
-        if whole_kind is not None and (not kinds or whole_kind in kinds):
+        if whole_kind is not None:
             return [_whole(text, whole_kind)]
     parts = [_parse_segment(sub, k) for sub, k in zip(subs, detected, strict=True)]
     return _merge_unknown(parts)

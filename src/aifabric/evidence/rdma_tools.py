@@ -42,9 +42,9 @@ from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
 __all__ = [
+    "Ibdev2netdev",
     "IbvDevice",
     "IbvDevicesList",
-    "Ibdev2netdev",
     "RdmaLink",
     "parse_ibdev2netdev",
     "parse_ibv_devices",
@@ -308,7 +308,9 @@ class IbvDevicesList(Record):
 
 _IBV_HEADER_RE = re.compile(r"^device\s+node GUID$")
 _IBV_DASH_RE = re.compile(r"^-{6}\s+-{16}$")
-_IBV_ROW_RE = re.compile(r"^(?P<name>\S+)\s+(?P<guid>[0-9a-fA-F]{16}|(?:[0-9a-fA-F]{4}:){3}[0-9a-fA-F]{4})$")
+_IBV_ROW_RE = re.compile(
+    r"^(?P<name>\S+)\s+(?P<guid>[0-9a-fA-F]{16}|(?:[0-9a-fA-F]{4}:){3}[0-9a-fA-F]{4})$"
+)
 _VERBS_WARN_RE = re.compile(r"^(?:libibverbs|librdmacm):\s")
 _IBV_FAIL_RE = re.compile(r"^Failed to get IB devices list(?::\s*(?P<why>.*))?$")
 

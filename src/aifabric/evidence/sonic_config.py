@@ -21,16 +21,32 @@ bytes); ``QUEUE`` (``Ethernet0|3``, ``Ethernet0,Ethernet4|3-4`` and the VOQ
 (``{"localhost": {...}, "asic0": {...}}``) are read namespace by namespace. The flat redis form
 of CONFIG_DB (``"PORT_QOS_MAP|Ethernet0": {...}``, as in redis dumps, ``sonic-db-dump`` with its
 ``{"type": "hash", "value": {...}}`` wrapper, and sonic-utilities ``mock_tables``) is regrouped
-into tables. A shell prompt or ``cat`` line before the JSON, and a prompt after it, are skipped.
+into tables. A shell prompt or ``cat`` line before the JSON, and a prompt after it, are skipped;
+several documents in one terminal paste are read in turn.
+
+Excerpts are read as far as they go, with a warning saying so (never refused): tables pasted
+without the outer braces (``"BUFFER_PG": {...}, "PORT_QOS_MAP": {...}``); a paste that starts
+inside a table or an entry (the unnamed partial entry is skipped); JSON cut off by the end of the
+capture (only complete entries are kept, never half an entry); a table's entries without its
+name, as ``sonic-cfggen -d --var-json PORT`` and ``show runningconfiguration ports`` print them
+(the table comes from that command line, else from fields only one table has: ``lanes`` → PORT,
+``pfc_enable`` → PORT_QOS_MAP, ``xoff``/``pool`` → BUFFER_PROFILE...); and CONFIG_DB hashes read
+one by one: ``redis-cli -n 4 hgetall "PORT|Ethernet0"`` (numbered ``1) "field"`` lines, or
+``--raw``/``| paste - -`` lines), ``redis-cli -n 4 hget "KEY" field`` and ``sonic-db-cli
+CONFIG_DB HGETALL "KEY"`` (a Python dict); other databases (``-n 0``, ``select 1``,
+``APPL_DB``) are ignored.
 
 Line numbers: ``json`` gives none, so one scan of the text notes the line of every
 ``"key": {`` and assigns entries to tables in document order. Malformed JSON: one warning at the
 decoder's line, then each table is salvaged on its own (``raw_decode`` from its ``"TABLE": {``).
 
-Sources: sonic-buildimage ``src/sonic-config-engine/tests/sample_output/py3/qos-*.json`` and
-``files/build_templates/qos_config.j2``; sonic-utilities ``tests/qos_config_input`` and
-``tests/db_migrator_input`` (reference-format 3_0_1); SONiC Configuration wiki
-https://github.com/sonic-net/SONiC/wiki/Configuration ; swss ``doc/swss-schema.md``.
+Sources: sonic-buildimage ``src/sonic-config-engine/tests/sample_output/py3/qos-*.json``,
+``files/build_templates/qos_config.j2`` and ``src/sonic-config-engine/sonic-cfggen`` (``--var-json``
+prints ``json.dumps(data[TABLE], indent=4)``); sonic-buildimage PR 21797, sonic-utilities PRs 557
+and 600 (captures under tests/fixtures/evidence/sonic-config-db); sonic-utilities
+``tests/qos_config_input`` and ``tests/db_migrator_input`` (reference-format 3_0_1); SONiC
+Configuration wiki https://github.com/sonic-net/SONiC/wiki/Configuration ; swss
+``doc/swss-schema.md``.
 """
 
 from __future__ import annotations
@@ -283,9 +299,7 @@ class CableLength(Record):
 # --------------------------------------------------------------------------------------------
 # helpers shared with the other dialects
 
-_SIZE_RE = re.compile(
-    r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<u>[a-zA-Z]*)\s*$",
-)
+_SIZE_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<u>[a-zA-Z]*)")  # fullmatch, on stripped text
 _UNIT_BYTES = {
     "": 1,
     "b": 1,
@@ -310,7 +324,7 @@ _UNIT_BYTES = {
 def size_to_bytes(value: str, unit: str = "") -> int | None:
     """``"150"``, ``"150 kbytes"``, ``"146.48 KB"``, ``"1.43 MB"`` → bytes (binary K/M/G);
     ``None`` for segments, milliseconds, ``inf`` or anything unreadable."""
-    m = _SIZE_RE.match(f"{value} {unit}" if unit else value)
+    m = _SIZE_RE.fullmatch((f"{value} {unit}" if unit else value).strip())
     if m is None:
         return None
     mult = _UNIT_BYTES.get(m.group("u").lower())
@@ -353,6 +367,7 @@ def _ref_name(value: str) -> str:
 # --------------------------------------------------------------------------------------------
 # SONiC parser
 
+_CABLE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*m?")
 _KEY_OPEN_RE = re.compile(r'^\s*"((?:[^"\\]|\\.)*)"\s*:\s*\{')
 _INT_MAP_TABLES = {
     "TC_TO_QUEUE_MAP": "tc-to-queue",
@@ -390,27 +405,51 @@ _DETECT_FLAT_RE = re.compile(
     r'"(DSCP_TO_TC_MAP|PORT_QOS_MAP|BUFFER_PG|BUFFER_PROFILE|WRED_PROFILE|TC_TO_PRIORITY_GROUP_MAP'
     r'|MAP_PFC_PRIORITY_TO_QUEUE|PFC_WD|CABLE_LENGTH|QUEUE|SCHEDULER)\|[^"]*"\s*:\s*\{'
 )
+_DETECT_REDIS_RE = re.compile(
+    r"(?i)hget(?:all)?[ \t]+[\"']?(?:DSCP_TO_TC_MAP|PORT_QOS_MAP|BUFFER_P(?:G|ROFILE|OOL)"
+    r"|BUFFER_QUEUE|WRED_PROFILE|TC_TO_(?:PRIORITY_GROUP|QUEUE)_MAP|MAP_PFC_PRIORITY_TO_QUEUE"
+    r"|PFC_PRIORITY_TO_PRIORITY_GROUP_MAP|DOT1P_TO_TC_MAP|PFC_WD|CABLE_LENGTH|PORT|QUEUE"
+    r"|SCHEDULER)\|"
+)
+_DETECT_COMMAND_RE = re.compile(r"show runningconfiguration (?:ports|all)\b|--var-json\b")
 
 
 def _detect(text: str) -> float:
     head = text[:200_000]
+    if ("hget" in head or "HGET" in head) and _DETECT_REDIS_RE.search(head):
+        return 0.9
     if "{" not in head:
         return 0.0
     if _DETECT_FLAT_RE.search(head):
         return 0.9
     m = _DETECT_RE.search(head)
-    if m is None:
-        return 0.0
-    return 0.95 if m.group(1) != "DEVICE_METADATA" else 0.6
+    if m is not None:
+        return 0.95 if m.group(1) != "DEVICE_METADATA" else 0.6
+    # a table's entries without the table name: `show runningconfiguration ports`,
+    # `sonic-cfggen -d --var-json PORT`, or an excerpt cut from inside a table
+    if _DETECT_COMMAND_RE.search(head) and '": {' in head:
+        return 0.9
+    if '"lanes": "' in head and '"speed": "' in head:
+        return 0.7
+    if '"pfc_enable": "' in head or ('"xoff": "' in head and '"pool": "' in head):
+        return 0.7
+    return 0.0
 
 
 class _LineIndex:
-    """Line of each ``"TABLE": {`` and of each ``"entry": {`` inside it, in document order."""
+    """Line of each ``"TABLE": {`` and of each ``"entry": {`` inside it, in document order.
 
-    def __init__(self, lines: list[str], first_line: int, tables: set[str]) -> None:
+    ``implicit`` names the table of entries met before any table name (an excerpt of one
+    table, or ``--var-json TABLE`` output)."""
+
+    def __init__(
+        self, lines: list[str], first_line: int, tables: set[str], implicit: str | None = None
+    ) -> None:
         self.table_line: dict[str, int] = {}
         self.entry_line: dict[tuple[str, str], int] = {}
-        current: str | None = None
+        current: str | None = implicit
+        if implicit is not None:
+            self.table_line[implicit] = first_line
         for i, text in enumerate(lines, first_line):
             if '":' not in text:
                 continue
@@ -438,23 +477,522 @@ class _LineIndex:
         return self.table_line.get(table, 0)
 
 
+class _FixedIndex(_LineIndex):
+    """Lines known up front: the command line that printed each CONFIG_DB hash."""
+
+    def __init__(self, entry_line: dict[tuple[str, str], int]) -> None:
+        self.entry_line = dict(entry_line)
+        self.table_line = {}
+        for (table, _key), ln in entry_line.items():
+            self.table_line.setdefault(table, ln)
+
+
+# ---- excerpts: JSON cut off, or pasted without its enclosing braces
+
+_DECODER = json.JSONDecoder()
+_STRUCT_RE = re.compile(r'[{}\[\]"\\]')
+_JSON_LINE_FIRST = frozenset('{}[]",:-0123456789')
+_PARTIAL = "\x00partial"
+_MAX_DEPTH = 64
+_MAX_DOCS = 64
+_MAX_FAILURES = 4
+
+
+def _json_span(text: str) -> int:
+    """Length of the leading part of ``text`` made of JSON lines: up to the first line (after
+    the first) that starts with something no JSON line starts with (the next shell prompt)."""
+    pos = text.find("\n")
+    while pos != -1:
+        nxt = text.find("\n", pos + 1)
+        line = text[pos + 1 : nxt if nxt != -1 else len(text)].lstrip()
+        if line and line[0] not in _JSON_LINE_FIRST:
+            return pos
+        pos = nxt
+    return len(text)
+
+
+def _repair(text: str, members: bool) -> tuple[Any, int] | None:
+    """Read as much of a damaged JSON text as is whole: (object, number of unmatched ``}``).
+
+    ``members``: the text is the inside of an object (``"PORT": {...}, "QUEUE": {...}``, or a
+    paste that starts in the middle of a table or an entry). Each ``}`` that closes an object
+    opened before the excerpt gets a placeholder key (``_PARTIAL`` + depth) so the rest still
+    decodes; the caller drops or re-homes those. A text cut off in the middle keeps what comes
+    before its last ``}``: only complete objects are read, never half an entry.
+    Linear: one pass over the structural characters; ``None`` when nothing decodes.
+    """
+    text = text[: _json_span(text)]
+    depth = lowest = 0
+    in_str = False
+    skip = -1
+    for m in _STRUCT_RE.finditer(text):
+        j = m.start()
+        if j < skip:
+            continue
+        ch = text[j]
+        if in_str:
+            if ch == "\\":
+                skip = j + 2
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return None
+        elif ch in "}]":
+            depth -= 1
+            lowest = min(lowest, depth)
+    unmatched = -lowest
+    if unmatched > _MAX_DEPTH:
+        return None
+    prefix = ("{" if members else "") + "".join(
+        f'"\\u0000partial{i}": {{'
+        for i in range(unmatched)  # decodes to _PARTIAL + i
+    )
+    built = prefix + text
+    stack: list[str] = []
+    cut: tuple[int, tuple[str, ...]] | None = None
+    in_str = False
+    skip = -1
+    for m in _STRUCT_RE.finditer(built):
+        j = m.start()
+        if j < skip:
+            continue
+        ch = built[j]
+        if in_str:
+            if ch == "\\":
+                skip = j + 2
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif stack:
+            stack.pop()
+            cut = (j + 1, tuple(stack))
+    if not stack and not in_str:
+        candidate = built.rstrip().rstrip(",")
+    elif cut is not None:
+        head, open_ = cut
+        candidate = built[:head] + "".join("}" if c == "{" else "]" for c in reversed(open_))
+    else:
+        return None
+    try:
+        return json.loads(candidate), unmatched
+    except ValueError:  # RecursionError is a ValueError subclass's sibling: caught by caller
+        return None
+
+
+def _split_partials(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """Take the placeholder keys of :func:`_repair` out of ``data``: (the tables and entries it
+    names, the entry sets of tables whose name is not in the excerpt, partial entries dropped)."""
+    if not isinstance(data, dict):
+        return {}, [], 0
+    named: dict[str, Any] = {}
+    anonymous: list[dict[str, Any]] = []
+    dropped = 0
+    for key, value in data.items():
+        if not (isinstance(key, str) and key.startswith(_PARTIAL)):
+            named[key] = value
+            continue
+        inner, anon, d = _split_partials(value)
+        anonymous.extend(anon)
+        dropped += d
+        objects = {k: v for k, v in inner.items() if isinstance(v, dict)}
+        if len(objects) < len(inner):
+            dropped += 1  # scalar fields: the end of an entry whose name is cut away
+        if objects and _is_entry_set(objects) and not any(k in _KNOWN_TABLES for k in objects):
+            anonymous.append(objects)  # entries of a table whose name was cut away
+        else:
+            for k, v in objects.items():
+                named.setdefault(k, v)
+    return named, anonymous, dropped
+
+
+def _is_entry_set(d: dict[str, Any]) -> bool:
+    """``{"Ethernet0": {"lanes": "0,1", ...}, ...}``: objects of fields (the inside of one
+    table), rather than objects of objects (a document of tables)."""
+    return bool(d) and all(
+        isinstance(v, dict) and not any(isinstance(f, dict) for f in v.values()) for v in d.values()
+    )
+
+
+# which table a set of entries is, when the table's name is not in the capture
+_FIELD_TABLES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("PORT", frozenset({"lanes"})),
+    ("PORT_QOS_MAP", frozenset({"pfc_enable", "pfcwd_sw_enable", "dscp_to_tc_map",
+                                "tc_to_queue_map", "tc_to_pg_map", "pfc_to_queue_map"})),
+    ("BUFFER_PROFILE", frozenset({"xoff", "xon", "dynamic_th", "static_th", "pool"})),
+    ("WRED_PROFILE", frozenset({"green_min_threshold", "green_max_threshold", "ecn",
+                                "wred_green_enable"})),
+    ("QUEUE", frozenset({"scheduler", "wred_profile"})),
+    ("PFC_WD", frozenset({"detection_time", "restoration_time", "POLL_INTERVAL"})),
+)  # fmt: skip
+_VAR_JSON_RE = re.compile(r"--var-json[ \t=]+[\"']?([A-Z][A-Z0-9_]{1,60})")
+
+
+def _table_hint(lines: list[str], start: int) -> tuple[str, str] | None:
+    """(table, reason) named by the command printed just before line index ``start``."""
+    for j in range(start - 1, max(-1, start - 4), -1):
+        text = lines[j]
+        if "--var-json" in text:
+            m = _VAR_JSON_RE.search(text)
+            if m is not None and m.group(1) in _KNOWN_TABLES:
+                return m.group(1), f"from the command '{text.strip()[-120:]}'"
+        if "show runningconfiguration ports" in text:
+            return "PORT", "from the command 'show runningconfiguration ports'"
+        if text.strip() and text.lstrip()[0] not in _JSON_LINE_FIRST:
+            break
+    return None
+
+
+def _table_by_fields(entries: dict[str, Any]) -> str | None:
+    """The table a set of entries belongs to, from field names only it uses (``lanes`` → PORT);
+    ``None`` when the entries disagree or say nothing distinctive."""
+    guesses: set[str] = set()
+    for value in entries.values():
+        if not isinstance(value, dict):
+            return None
+        fields = set(value)
+        for table, marks in _FIELD_TABLES:
+            if fields & marks:
+                guesses.add(table)
+                break
+        else:
+            if fields and all(str(k).isdigit() for k in fields):
+                if any(int(k) > 7 for k in fields):
+                    guesses.add("DSCP_TO_TC_MAP")  # keys above 7: DSCP, not TC or priority
+                else:
+                    return None
+    return guesses.pop() if len(guesses) == 1 else None
+
+
+# ---- redis-cli / sonic-db-cli output of CONFIG_DB hashes
+
+_REDIS_CMD_RE = re.compile(
+    r"(?i)\b(hgetall|hget)[ \t]+(\"[^\"\n]{1,300}\"|'[^'\n]{1,300}'|[^\s\"']{1,300})"
+    r"(?:[ \t]+(\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"']{1,200}))?"
+)
+_REDIS_DB_RE = re.compile(r"(?:^|\s)-n[ \t]*(\d{1,2})\b|\[(\d{1,2})\]>")
+_DB_NAME_RE = re.compile(r"\b([A-Z][A-Z_]{1,30}_DB)\b")
+_SELECT_RE = re.compile(r"(?i)\bselect[ \t]+(\d{1,2})\b")
+_NUMBERED_RE = re.compile(r"\s{0,8}\d{1,6}\) \"(.*)\"")
+_PY_PAIR_RE = re.compile(r"'((?:[^'\\\n]|\\.){0,300})': '((?:[^'\\\n]|\\.){0,4000})'")
+_HGET_RE = re.compile(r"(?i)hget")
+_REDIS_EMPTY = ("(empty array)", "(empty list or set)", "(nil)", "(integer) 0")
+
+
+def _unquote(token: str) -> str:
+    t = token.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "\"'":
+        return t[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    return t
+
+
+def _redis_output(
+    lines: list[str], result: ParseResult
+) -> tuple[dict[str, dict[str, str]], dict[tuple[str, str], int], set[int]]:
+    """CONFIG_DB hashes printed by ``redis-cli -n 4 hgetall "T|k"`` (numbered ``1) "field"``
+    lines, or ``--raw``/piped plain lines), ``redis-cli ... hget "T|k" field`` and
+    ``sonic-db-cli CONFIG_DB HGETALL "T|k"`` (a Python dict) → ``{"T|k": {field: value}}``,
+    the line of each command, and the line indexes used."""
+    flat: dict[str, dict[str, str]] = {}
+    where: dict[tuple[str, str], int] = {}
+    used: set[int] = set()
+    selected: int | None = None
+    n = len(lines)
+    i = 0
+    while i < n:
+        text = lines[i]
+        low = text.lower()
+        if "select" in low:
+            sm = _SELECT_RE.search(text)
+            if sm is not None:
+                selected = int(sm.group(1))
+        m = _REDIS_CMD_RE.search(text) if "hget" in low else None
+        if m is None:
+            i += 1
+            continue
+        key = _unquote(m.group(2))
+        table, bar, entry = key.partition("|")
+        dbm = _REDIS_DB_RE.search(text)
+        db = int(dbm.group(1) or dbm.group(2)) if dbm is not None else selected
+        names = _DB_NAME_RE.findall(text) if "sonic-db-cli" in low else []
+        if (
+            not bar
+            or table not in _KNOWN_TABLES
+            or (db is not None and db != 4)
+            or (names and names[0] != "CONFIG_DB")
+        ):
+            i += 1
+            continue
+        used.add(i)
+        single = m.group(1).lower() == "hget"
+        field = _unquote(m.group(3)) if single and m.group(3) else None
+        fields: dict[str, str] = {}
+        values: list[str] = []
+        j = i + 1
+        while j < n:
+            out = lines[j].strip()
+            if not out:
+                if values or fields or single:
+                    break
+                j += 1
+                continue
+            if "hget" in out.lower() or out.endswith(("$", "#", ">")) or "redis-cli" in out:
+                break
+            if out.startswith("```"):
+                break
+            used.add(j)
+            nm = _NUMBERED_RE.fullmatch(lines[j].rstrip())
+            if nm is not None:
+                values.append(nm.group(1).replace('\\"', '"'))
+            elif out.startswith("{") and not single:
+                fields.update(
+                    (a.replace("\\'", "'"), b.replace("\\'", "'"))
+                    for a, b in _PY_PAIR_RE.findall(out)
+                )
+                j += 1
+                break
+            elif out in _REDIS_EMPTY:
+                j += 1
+                break
+            elif single:
+                values.append(_unquote(out))
+                j += 1
+                break
+            elif "\t" in out:  # `| paste - -`
+                a, _, b = out.partition("\t")
+                fields[a.strip()] = b.strip()
+            else:
+                values.append(out)  # --raw: field and value on alternate lines
+            j += 1
+        if single:
+            if field is not None and values:
+                fields[field] = values[0]
+        else:
+            if len(values) % 2:
+                result.warn(i + 1, f"{key}: odd number of field/value lines; last one ignored")
+            fields.update(zip(values[0::2], values[1::2], strict=False))
+        if fields:
+            flat.setdefault(key, {}).update(fields)
+            where.setdefault((table, entry), i + 1)
+        i = j
+    return flat, where, used
+
+
 def _salvage(body: str, result: ParseResult, offset: int) -> dict[str, Any]:
-    """Decode each ``"TABLE": {`` on its own after a JSON error."""
+    """Decode each ``"TABLE": {`` on its own after a JSON error; a table cut off by the end of
+    the capture keeps its complete entries (:func:`_repair`)."""
     out: dict[str, Any] = {}
-    dec = json.JSONDecoder()
     for m in re.finditer(r'"([A-Z][A-Z0-9_]*)"\s*:\s*(?=\{)', body):
         name = m.group(1)
         if name in out:
             continue
         try:
-            obj, _ = dec.raw_decode(body, m.end())
+            obj, _ = _DECODER.raw_decode(body, m.end())
         except ValueError:
             line = body.count("\n", 0, m.start()) + offset
+            fixed = _repair(body[m.end() :], members=False) if name in _KNOWN_TABLES else None
+            if fixed is not None and isinstance(fixed[0], dict) and fixed[0]:
+                out[name] = fixed[0]
+                result.warn(
+                    line,
+                    f"table {name} is cut off: only its complete entries are read (an excerpt)",
+                )
+                continue
             result.warn(line, f"table {name} could not be salvaged from the malformed JSON")
             continue
         if isinstance(obj, dict):
             out[name] = obj
     return out
+
+
+def _json_docs(
+    lines: list[str], result: ParseResult, skip: set[int]
+) -> list[tuple[dict[str, Any], int]]:
+    """The JSON objects of the capture, in order, with the index of their first line: whole
+    documents (a shell prompt or other text may stand between them), a document cut off or
+    damaged (its tables salvaged), or an excerpt without the outer braces."""
+    docs: list[tuple[dict[str, Any], int]] = []
+    n = len(lines)
+    i = 0
+    failures = 0  # each failed attempt reads the rest of the text: a few, not one per line
+    while i < n and len(docs) < _MAX_DOCS:
+        stripped = lines[i].lstrip()
+        starts = ("{", "[") if failures >= _MAX_FAILURES else ("{", "[", '"')
+        if i in skip or not stripped.startswith(starts):
+            i += 1
+            continue
+        body = "\n".join(lines[i:])
+        lead = len(body) - len(body.lstrip())
+        if stripped[0] == '"':
+            fixed = _repair(body[lead:], members=True)
+            if fixed is None or not isinstance(fixed[0], dict):
+                failures += 1
+                i += 1  # a quoted line of prose, not JSON
+                continue
+            named, anonymous, dropped = _split_partials(fixed[0])
+            what = "config_db.json excerpt without its enclosing braces: read as far as it goes"
+            if dropped:
+                what += "; it starts inside an entry whose name is not in the capture (skipped)"
+            result.warn(i + 1, what, lines[i])
+            docs.extend(_with_anonymous(named, anonymous, lines, i, result))
+            i += body.count("\n", 0, lead + _json_span(body[lead:])) + 1
+            continue
+        try:
+            data, end = _DECODER.raw_decode(body, lead)
+        except ValueError as exc:
+            span = _json_span(body[lead:])
+            multiline = "\n" in body[lead : lead + span]
+            lineno = getattr(exc, "lineno", None)
+            line = lineno + i if isinstance(lineno, int) else None
+            bad = lines[line - 1] if line is not None and 0 < line <= n else ""
+            msg = getattr(exc, "msg", str(exc))
+            later = ParseResult(kind=result.kind)
+            salvaged: dict[str, Any] = _salvage(body, later, i + 1)
+            found: list[tuple[dict[str, Any], int]] = []
+            if any(k in _KNOWN_TABLES for k in salvaged):
+                found = [(salvaged, i)]
+            else:  # no table name in it: a table's entries, cut off (`--var-json TABLE`)
+                fixed = _repair(body[lead:], members=False)
+                if fixed is not None:
+                    named, anonymous, _dropped = _split_partials(fixed[0])
+                    found = _with_anonymous(named, anonymous, lines, i, later)
+            if multiline or found:
+                result.warn(line, f"malformed JSON ({msg}); salvaging tables", bad)
+                result.warnings.extend(later.warnings)
+            docs.extend(found)
+            if found and found[0][0] is salvaged:
+                break  # salvaging read every table to the end of the text
+            failures += 1
+            if failures > _MAX_FAILURES:
+                break
+            i += body.count("\n", 0, lead + span) + 1
+            continue
+        if isinstance(data, list):
+            merged = _merge_list(data, result, i + 1)
+            if merged is None:
+                result.warn(i + 1, "config_db JSON must be an object of tables", lines[i])
+            else:
+                docs.append((merged, i))
+        elif isinstance(data, dict):
+            docs.extend(_with_anonymous(data, [], lines, i, result))
+        else:
+            result.warn(i + 1, "config_db JSON must be an object of tables", lines[i])
+        i += body.count("\n", 0, end) + 1
+    return docs
+
+
+def _with_anonymous(
+    named: dict[str, Any],
+    anonymous: list[dict[str, Any]],
+    lines: list[str],
+    start: int,
+    result: ParseResult,
+) -> list[tuple[dict[str, Any], int]]:
+    """Documents of ``named`` plus entry sets whose table must be found: a whole object of
+    entries (``--var-json TABLE``, ``show runningconfiguration ports``) counts as one."""
+    if (
+        named
+        and not anonymous
+        and not any(k in _KNOWN_TABLES for k in named)
+        and _is_entry_set(named)
+        and not list(_tables_of(named))
+    ):
+        anonymous, named = [named], {}
+    out: dict[str, Any] = dict(named)
+    implicit: str | None = None
+    for entries in anonymous:
+        hint = _table_hint(lines, start)
+        if hint is None:
+            guess = _table_by_fields(entries)
+            hint = (guess, f"from their fields ({_marks(guess, entries)})") if guess else None
+        if hint is None:
+            result.warn(
+                start + 1,
+                f"{len(entries)} entries without their table name and no field that tells the "
+                "table; skipped",
+            )
+            continue
+        table, why = hint
+        result.warn(start + 1, f"{len(entries)} entries without their table name: read as {table} "
+                    f"{why}")  # fmt: skip
+        into = out.setdefault(table, {})
+        if isinstance(into, dict):
+            for k, v in entries.items():
+                into.setdefault(k, v)
+        implicit = implicit or table
+    if not out:
+        return []
+    if implicit is not None:
+        out[_IMPLICIT] = implicit
+    return [(out, start)]
+
+
+_IMPLICIT = "\x00implicit"
+
+
+def _marks(table: str, entries: dict[str, Any]) -> str:
+    for name, marks in _FIELD_TABLES:
+        if name == table:
+            seen = sorted({f for v in entries.values() if isinstance(v, dict) for f in v} & marks)
+            return ", ".join(seen)
+    return "integer keys above 7"
+
+
+@register(
+    "sonic-config-db",
+    summary="SONiC /etc/sonic/config_db.json or 'show runningconfiguration all' (QoS tables)",
+    detect=_detect,
+    refs=("S11", "S12", "S13", "S14", "S18"),
+)
+def parse_sonic_config_db(text: str) -> ParseResult:
+    """Parse a SONiC config_db JSON document, fragment or excerpt, or the CONFIG_DB hashes that
+    ``redis-cli``/``sonic-db-cli`` print, into normalised QoS records; never raises."""
+    result = ParseResult(kind="sonic-config-db")
+    try:
+        _parse_into(text, result)
+    except (RecursionError, MemoryError) as exc:
+        result.warn(None, f"JSON nested too deeply to read ({exc.__class__.__name__})")
+    return result
+
+
+def _parse_into(text: str, result: ParseResult) -> None:
+    lines = text.split("\n")
+    flat: dict[str, dict[str, str]] = {}
+    where: dict[tuple[str, str], int] = {}
+    used: set[int] = set()
+    if _HGET_RE.search(text) is not None:
+        flat, where, used = _redis_output(lines, result)
+    if flat:
+        result.warn(
+            min(where.values()),
+            f"CONFIG_DB key/value output ({len(flat)} hash(es) read with redis-cli/sonic-db-cli):"
+            " an excerpt, the rest of CONFIG_DB is not in the capture",
+        )
+        tables = _regroup(flat)
+        _emit(tables, _FixedIndex(where), result)
+    before = len(result.warnings)
+    docs = _json_docs(lines, result, used)
+    if not docs and not flat and len(result.warnings) == before:
+        result.warn(None, "no JSON object found (expected a config_db.json document)")
+        return
+    for data, start in docs:
+        implicit = data.pop(_IMPLICIT, None)
+        for _ns, tables in _tables_of(data):
+            index = _LineIndex(
+                lines[start:],
+                start + 1,
+                {k for k in tables if k in _KNOWN_TABLES},
+                implicit if isinstance(implicit, str) else None,
+            )
+            _emit(tables, index, result)
 
 
 def _regroup(data: dict[str, Any]) -> dict[str, Any]:
@@ -491,43 +1029,6 @@ def _tables_of(data: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield ns, grouped
 
 
-@register(
-    "sonic-config-db",
-    summary="SONiC /etc/sonic/config_db.json or 'show runningconfiguration all' (QoS tables)",
-    detect=_detect,
-    refs=("S11", "S12", "S13", "S14", "S18"),
-)
-def parse_sonic_config_db(text: str) -> ParseResult:
-    """Parse a SONiC config_db JSON document (or fragment) into normalised QoS records."""
-    result = ParseResult(kind="sonic-config-db")
-    lines = text.split("\n")
-    start = 0
-    while start < len(lines) and not lines[start].lstrip().startswith(("{", "[")):
-        start += 1
-    if start == len(lines):
-        result.warn(None, "no JSON object found (expected a config_db.json document)")
-        return result
-    body = "\n".join(lines[start:])
-    data: Any
-    try:
-        data = _loads_ignoring_trailing_prompt(body)
-    except ValueError as exc:
-        lineno = getattr(exc, "lineno", None)
-        line = lineno + start if isinstance(lineno, int) else None
-        bad = lines[line - 1] if line is not None and 0 < line <= len(lines) else ""
-        result.warn(line, f"malformed JSON ({getattr(exc, 'msg', exc)}); salvaging tables", bad)
-        data = _salvage(body, result, start + 1)
-    if isinstance(data, list):
-        data = _merge_list(data, result, start + 1)
-    if not isinstance(data, dict):
-        result.warn(start + 1, "config_db JSON must be an object of tables", lines[start])
-        return result
-    for _ns, tables in _tables_of(data):
-        index = _LineIndex(lines[start:], start + 1, {k for k in tables if k in _KNOWN_TABLES})
-        _emit(tables, index, result)
-    return result
-
-
 def _merge_list(items: list[Any], result: ParseResult, line: int) -> dict[str, Any] | None:
     """A JSON array of table objects (sonic-mgmt configlets, ``[{"PORT": {...}}, {"QUEUE":
     {...}}]``) → one object, applied in order as ``sonic-cfggen``/``config load`` would:
@@ -547,21 +1048,6 @@ def _merge_list(items: list[Any], result: ParseResult, line: int) -> dict[str, A
                 else:
                     into[key] = fields
     return merged
-
-
-def _loads_ignoring_trailing_prompt(body: str) -> Any:
-    """``json.loads``, except that text after the document that is not JSON (the next shell
-    prompt of a pasted ``cat config_db.json``, ``admin@sonic:~$``) is ignored."""
-    try:
-        return json.loads(body)
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            raise
-        data, end = json.JSONDecoder().raw_decode(body.lstrip())
-        rest = body.lstrip()[end:].strip()
-        if rest.startswith(("{", "[", '"', ",", ":")):
-            raise
-        return data
 
 
 def _entries(tables: dict[str, Any], name: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -763,7 +1249,7 @@ def _emit(tables: dict[str, Any], index: _LineIndex, result: ParseResult) -> Non
         for port, length in raw.items():
             ln = index.line("CABLE_LENGTH", _name)
             text = str(length)
-            m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*m?\s*$", text)
+            m = _CABLE_RE.fullmatch(text.strip())
             rec(
                 CableLength(
                     line=ln, port=str(port), length_m=float(m.group(1)) if m else None, raw=text

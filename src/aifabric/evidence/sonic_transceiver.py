@@ -174,7 +174,10 @@ _LANE_FIELDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^Tx output status on media lane (\d+)$"), "tx_output"),
     (re.compile(r"^Rx output status on host lane (\d+)$"), "rx_output"),
     (re.compile(r"^Tx loss of signal flag on host lane (\d+)$"), "tx_los_host"),
-    (re.compile(r"^Tx clock and data recovery loss of lock on host lane (\d+)$"), "tx_cdr_lol_host"),
+    (
+        re.compile(r"^Tx clock and data recovery loss of lock on host lane (\d+)$"),
+        "tx_cdr_lol_host",
+    ),
     (re.compile(r"^Rx clock and data recovery loss of lock on media lane (\d+)$"), "rx_cdr_lol"),
     (re.compile(r"^Configuration status for the data path of host line (\d+)$"), "config_status"),
     (re.compile(r"^Data path configuration updated on host lane (\d+)$"), "dpinit_pending"),

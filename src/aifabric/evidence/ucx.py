@@ -335,6 +335,8 @@ _HASH_LINE_RE = re.compile(r"^#")
 def _detect_ucx_info(text: str) -> float:
     if any(m in text for m in _INFO_MARKERS):
         return 0.95
+    if "ransport" not in text and "UCX_" not in text and "ucx_info" not in text:
+        return 0.0  # every later marker needs one of these: cheap exit
     if _TRANSPORT_LINE_RE.search(text) is not None:
         return 0.9 if "ucx_info" in text or "Device:" in text else 0.6
     if "ucx_info" in text and "#define" in text:

@@ -522,7 +522,9 @@ def _verdict_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             for v in fn(item.record, ev):
                 grouped[(item.subject, v.id)].append((v, item))
     out: list[tuple[Finding, Quoted]] = []
+    rank = {"error": 0, "warning": 1, "info": 2}
     for (subject, vid), hits in grouped.items():
+        hits.sort(key=lambda h: rank[h[0].severity])  # the most severe reading leads the group
         v = hits[0][0]
         quotes: list[str] = []
         explained: Quoted = set()
@@ -679,16 +681,21 @@ def diagnose(
         sev = {"error": 0, "warning": 1, "info": 2}
         ranked.sort(key=lambda p: (sev[p[1].severity], -(p[1].confidence or 0), p[1].check))
         return Diagnosis([f for _, f in ranked], ev, [])
-    named: set[tuple[str, str | None]] = {(f.target, f.cause) for _, f in ranked}
-    named_any = {c for _, f in ranked if f.target == "all input" for c in [f.cause]}
+    by_rule: set[tuple[str, str | None]] = {(f.target, f.cause) for _, f in ranked}
+    everywhere = {f.cause for _, f in ranked if f.target == "all input"}
+
+    def named(f: Finding, seen: set[tuple[str, str | None]]) -> bool:
+        return (f.target, f.cause) in seen or f.cause in everywhere
+
+    by_verdict: set[tuple[str, str | None]] = set()
     for finding, lines in _verdict_findings(ev):
         explained |= lines
-        if (finding.target, finding.cause) in named or finding.cause in named_any:
+        if named(finding, by_rule):
             continue
         ranked.append(("verdict", finding))
-        named.add((finding.target, finding.cause))
+        by_verdict.add((finding.target, finding.cause))
     for finding, lines in _signature_findings(ev):
-        redundant = lines <= explained or (finding.target, finding.cause) in named
+        redundant = lines <= explained or named(finding, by_rule | by_verdict)
         explained |= lines
         if redundant:
             continue

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -130,6 +130,9 @@ class Signature(StrictModel):
     versions: str | None = None
     real: Tup[str] = Field(default=(), description="public threads where it was pasted")
     flags: Literal["", "i"] = Field(default="", description="'i': case-insensitive")
+    priority: int = Field(
+        default=0, description="breaks ties between entries matching one line (higher wins)"
+    )
 
     @field_validator("meaning", "next", "fix")
     @classmethod
@@ -160,6 +163,11 @@ class Signature(StrictModel):
                 raise ValueError(f"{self.id}: anchor {anchor!r} is not a word of {ex!r}")
         return self
 
+    def specificity(self) -> tuple[int, int, int]:
+        """How much a pattern says about a line: its priority, then the literal characters it
+        requires (text outside classes, escapes and optional parts), then its length."""
+        return _specificity(self.pattern, self.priority)
+
     def regex(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)
 
@@ -167,7 +175,9 @@ class Signature(StrictModel):
         """The anchor word (given, or the longest literal word common to pattern and examples)."""
         if self.anchor is not None:
             return self.anchor.lower() if self.flags else self.anchor
-        literal = [w for w in _LITERAL_WORD.findall(_strip_classes(self.pattern))]
+        literal = list(_required_words(self.pattern)) or _LITERAL_WORD.findall(
+            _strip_classes(self.pattern)
+        )
         common = [
             w
             for w in literal
@@ -194,6 +204,105 @@ def _strip_classes(pattern: str) -> str:
     out = re.sub(r"\w+\)?[?*]", " ", out)
     out = re.sub(r"\([^()]*\|[^()]*\)", " ", out)
     return out
+
+
+@cache
+def _required_words(pattern: str) -> tuple[str, ...]:
+    """Whole words (3+ characters) that every match of ``pattern`` contains: words of literal
+    runs at the pattern's top level or in groups that must match, never in alternatives or
+    optional parts, and not cut by a class at either end of their run."""
+    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
+
+    runs: list[str] = []
+
+    def walk(items: Any) -> None:
+        run: list[str] = []
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                run.append(chr(arg))
+                continue
+            if name == "AT":  # \b, ^, $: zero-width, a clean edge
+                runs.append("".join(run))
+                run = []
+                continue
+            runs.append("".join(run) + "\x00")  # \x00: the run is cut by something else
+            run = ["\x00"]
+            if name == "SUBPATTERN":
+                walk(arg[-1])
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and int(arg[0]) >= 1:
+                walk(arg[2])
+        runs.append("".join(run))
+
+    try:
+        walk(sre.parse(pattern))
+    except Exception:  # an internal API: fall back to no derived words
+        return ()
+    words: list[str] = []
+    for run in runs:
+        for m in _WORD.finditer(run):
+            w = m.group()
+            cut_before = m.start() > 0 and run[m.start() - 1] == "\x00"
+            cut_after = m.end() < len(run) and run[m.end()] == "\x00"
+            edge = (m.start() == 0 and run.startswith("\x00")) or cut_before or cut_after
+            if len(w) >= 3 and not edge:
+                words.append(w)
+    return tuple(words)
+
+
+@cache
+def _longest_literal(pattern: str) -> str:
+    """The longest run of literal characters every match of ``pattern`` contains (checked with
+    ``in`` before the regular expression is tried: most candidate lines fail it at C speed)."""
+    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
+
+    best, run = "", []
+    try:
+        items = list(sre.parse(pattern))
+    except Exception:  # an internal API: no prefilter then
+        return ""
+    for op, arg in items:
+        if str(op) == "LITERAL":
+            run.append(chr(arg))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    if len(run) > len(best):
+        best = "".join(run)
+    return best
+
+
+@cache
+def _specificity(pattern: str, priority: int) -> tuple[int, int, int]:
+    return (priority, _required_literals(pattern), len(pattern))
+
+
+def _required_literals(pattern: str) -> int:
+    """The number of literal characters every match of ``pattern`` contains: literals count 1,
+    a class or wildcard 0, an alternation its poorest branch, a repeat its minimum count."""
+    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
+
+    def walk(items: Any) -> int:
+        total = 0
+        for op, arg in items:
+            name = str(op)
+            if name == "LITERAL":
+                total += 1
+            elif name == "SUBPATTERN":
+                total += walk(arg[-1])
+            elif name == "BRANCH":
+                total += min((walk(b) for b in arg[1]), default=0)
+            elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                total += int(arg[0]) * walk(arg[2])
+            elif name == "ATOMIC_GROUP":
+                total += walk(arg)
+        return total
+
+    try:
+        return walk(sre.parse(pattern))
+    except Exception:  # an internal API: fall back to the pattern's length
+        return len(pattern)
 
 
 @cache
@@ -254,43 +363,47 @@ class SignatureHit:
 class SignatureIndex:
     """Every entry, indexed by anchor word, to match lines fast (see the module docstring).
 
-    Where several entries match one line, the most specific wins: the one with the longest
-    pattern (a pattern that says more about the line), so a catalogue may hold a general entry
+    Where several entries match one line, the most specific wins (:meth:`Signature.specificity`:
+    the literal text a pattern requires), so a catalogue may hold a general entry
     (``NCCL WARN``) and particular ones beside it.
     """
 
     def __init__(self, catalogues: Iterable[Catalogue]) -> None:
-        self.by_anchor: dict[str, list[tuple[Signature, str]]] = defaultdict(list)
-        self.folded: dict[str, list[tuple[Signature, str]]] = defaultdict(list)
+        Entry = tuple[tuple[int, int, int], Signature, str, str]
+        self.by_anchor: dict[str, list[Entry]] = defaultdict(list)
+        self.folded: dict[str, list[Entry]] = defaultdict(list)
         self.entries: list[tuple[Signature, str]] = []
         for cat in catalogues:
             for sig in cat.entries:
-                pair = (sig, cat.program)
-                self.entries.append(pair)
-                (self.folded if sig.flags else self.by_anchor)[sig.key()].append(pair)
+                self.entries.append((sig, cat.program))
+                literal = "" if sig.flags else _longest_literal(sig.pattern)
+                entry = (sig.specificity(), sig, cat.program, literal)
+                (self.folded if sig.flags else self.by_anchor)[sig.key()].append(entry)
         for table in (self.by_anchor, self.folded):
-            for pairs in table.values():
-                pairs.sort(key=lambda p: -len(p[0].pattern))
+            for entries in table.values():
+                entries.sort(key=lambda e: e[0], reverse=True)
 
     def match(self, line: str) -> SignatureHit | None:
         """The most specific entry matching ``line``, or ``None``."""
         words = set(_WORD.findall(line))
-        best: tuple[Signature, str, re.Match[str]] | None = None
+        best: tuple[tuple[int, int, int], Signature, str, re.Match[str]] | None = None
         for table, folded in ((self.by_anchor, False), (self.folded, True)):
             if not table:
                 continue
             keys = {w.lower() for w in words} if folded else words
             for word in keys & table.keys():
-                for sig, program in table[word]:
-                    if best is not None and len(sig.pattern) <= len(best[0].pattern):
+                for spec, sig, program, literal in table[word]:
+                    if best is not None and spec <= best[0]:
                         break
+                    if literal and literal not in line:
+                        continue
                     m = sig.regex().search(line)
                     if m is not None:
-                        best = (sig, program, m)
+                        best = (spec, sig, program, m)
                         break
         if best is None:
             return None
-        sig, program, m = best
+        _, sig, program, m = best
         groups = {k: v for k, v in m.groupdict().items() if v is not None}
         return SignatureHit(sig, program, groups)
 
