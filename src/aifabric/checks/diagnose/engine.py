@@ -26,7 +26,12 @@ from typing import Any, ClassVar
 
 from aifabric.catalog import Catalog
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
-from aifabric.checks.diagnose.signatures import SignatureIndex, all_causes, signature_index
+from aifabric.checks.diagnose.signatures import (
+    SignatureHit,
+    SignatureIndex,
+    all_causes,
+    signature_index,
+)
 from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
@@ -242,11 +247,37 @@ def load_evidence(
     return ev
 
 
+_VOLATILE_PREFIX = re.compile(
+    r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\s{0,4}\d{1,5}: |\[[^\]]{1,40}\] )?"
+    r"(?:[\w.\-]{1,64}:\d+:\d+ \[\d+\] )?"
+)
+"""The launcher prefix and NCCL's ``host:pid:tid [dev]`` head: what differs between the same
+message printed by a thousand ranks."""
+
+_SCAN_CACHE_MAX = 100_000
+
+
+def _scan_line(line: str, index: SignatureIndex) -> tuple[SignatureHit | None, bool]:
+    """(catalogue hit, error-looking) of one line, cached by the line without its rank/host
+    head: a fleet's logs repeat the same messages on every rank."""
+    m = _VOLATILE_PREFIX.match(line)
+    key = line[m.end() :] if m else line
+    cache = index.cache
+    got = cache.get(key)
+    if got is None or (got[0] is not None and got[0].groups and key != line):
+        hit = index.match(line)
+        got = (hit, hit is None and _ERRORISH.search(line) is not None)
+        if len(cache) >= _SCAN_CACHE_MAX:
+            cache.clear()
+        cache[key] = got
+    return got
+
+
 def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
     """Match the part's lines against the catalogues; keep error-looking lines none explains."""
     for n, raw in ef.own_lines():
         line = raw[:MAX_LINE_SCAN]
-        hit = index.match(line)
+        hit, errorish = _scan_line(line, index)
         if hit is not None:
             sig = hit.signature
             rec = SignatureRecord(
@@ -254,8 +285,7 @@ def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
                 groups=hit.groups,
             )  # fmt: skip
             ev.items.append(Item(rec, ef, ef.subject, ef.kind))
-            continue
-        if _ERRORISH.search(line):
+        elif errorish:
             ev.suspects.append(Suspect(ef, n, line.strip()))
 
 

@@ -37,6 +37,7 @@ every example holds.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -206,13 +207,16 @@ def _strip_classes(pattern: str) -> str:
     return out
 
 
+def _sre_parse(pattern: str) -> Any:
+    """The stdlib's own parse of a pattern (``re._parser``: internal, so callers fall back)."""
+    return importlib.import_module("re._parser").parse(pattern)
+
+
 @cache
 def _required_words(pattern: str) -> tuple[str, ...]:
     """Whole words (3+ characters) that every match of ``pattern`` contains: words of literal
     runs at the pattern's top level or in groups that must match, never in alternatives or
     optional parts, and not cut by a class at either end of their run."""
-    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
-
     runs: list[str] = []
 
     def walk(items: Any) -> None:
@@ -235,7 +239,7 @@ def _required_words(pattern: str) -> tuple[str, ...]:
         runs.append("".join(run))
 
     try:
-        walk(sre.parse(pattern))
+        walk(_sre_parse(pattern))
     except Exception:  # an internal API: fall back to no derived words
         return ()
     words: list[str] = []
@@ -254,11 +258,9 @@ def _required_words(pattern: str) -> tuple[str, ...]:
 def _longest_literal(pattern: str) -> str:
     """The longest run of literal characters every match of ``pattern`` contains (checked with
     ``in`` before the regular expression is tried: most candidate lines fail it at C speed)."""
-    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
-
     best, run = "", []
     try:
-        items = list(sre.parse(pattern))
+        items = list(_sre_parse(pattern))
     except Exception:  # an internal API: no prefilter then
         return ""
     for op, arg in items:
@@ -281,8 +283,6 @@ def _specificity(pattern: str, priority: int) -> tuple[int, int, int]:
 def _required_literals(pattern: str) -> int:
     """The number of literal characters every match of ``pattern`` contains: literals count 1,
     a class or wildcard 0, an alternation its poorest branch, a repeat its minimum count."""
-    from re import _parser as sre  # noqa: PLC0415  # the stdlib's own pattern parser
-
     def walk(items: Any) -> int:
         total = 0
         for op, arg in items:
@@ -300,7 +300,7 @@ def _required_literals(pattern: str) -> int:
         return total
 
     try:
-        return walk(sre.parse(pattern))
+        return walk(_sre_parse(pattern))
     except Exception:  # an internal API: fall back to the pattern's length
         return len(pattern)
 
@@ -373,6 +373,8 @@ class SignatureIndex:
         self.by_anchor: dict[str, list[Entry]] = defaultdict(list)
         self.folded: dict[str, list[Entry]] = defaultdict(list)
         self.entries: list[tuple[Signature, str]] = []
+        self.cache: dict[str, tuple[SignatureHit | None, bool]] = {}
+        """Per-line results kept by the engine (a fleet's logs repeat the same lines)."""
         for cat in catalogues:
             for sig in cat.entries:
                 self.entries.append((sig, cat.program))
