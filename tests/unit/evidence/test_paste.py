@@ -103,3 +103,13 @@ def test_any_mix_of_lines_parses_without_raising(lines: list[str]) -> None:
         if part.result is not None:
             for rec in part.result.records:
                 assert 0 <= rec.line <= total
+
+
+def test_huge_single_lines_split_and_parse_fast() -> None:
+    import time
+
+    for ch in "a@:#$ [>~`-0":
+        text = ch * 100_000 + "\n" + "root@h:~# ibstat\n" + (ch + " ") * 50_000 + "\n"
+        start = time.perf_counter()
+        parse_paste(text)
+        assert time.perf_counter() - start < 2.0, repr(ch)
