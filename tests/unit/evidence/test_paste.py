@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -106,8 +107,6 @@ def test_any_mix_of_lines_parses_without_raising(lines: list[str]) -> None:
 
 
 def test_huge_single_lines_split_and_parse_fast() -> None:
-    import time
-
     for ch in "a@:#$ [>~`-0":
         text = ch * 100_000 + "\n" + "root@h:~# ibstat\n" + (ch + " ") * 50_000 + "\n"
         start = time.perf_counter()
