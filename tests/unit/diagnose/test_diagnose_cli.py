@@ -66,3 +66,49 @@ def test_junit_and_sarif() -> None:
     result = sarif["runs"][0]["results"][0]
     assert result["ruleId"] == "diagnose.ib-retry-exceeded"
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+
+
+_PASTE = (
+    "root@node1:~# ibstat\n"
+    "CA 'mlx5_0'\n"
+    "\tCA type: MT4123\n"
+    "\tNumber of ports: 1\n"
+    "\tPort 1:\n"
+    "\t\tState: Down\n"
+    "\t\tPhysical state: Polling\n"
+    "\t\tRate: 10\n"
+    "\t\tLink layer: InfiniBand\n"
+    "root@node1:~# ulimit -a\n"
+    "max locked memory       (kbytes, -l) 64\n"
+    "open files                      (-n) 1048576\n"
+    "root@node1:~# grep -i error train.log | tail -2\n"
+    "frobnicator: ERROR 17 while turning the crank\n"
+)
+
+
+def test_multi_tool_paste_gives_each_tools_finding_with_its_cause(tmp_path: Path) -> None:
+    paste = tmp_path / "ticket.txt"
+    paste.write_text(_PASTE, encoding="utf-8")
+    res = run_cli("diagnose", str(paste), "-F", "json")
+    assert res.code == 1
+    doc = res.json()
+    causes = {f["cause"] for f in doc["findings"]}
+    assert {"fabric.link-down", "host.memlock"} <= causes
+    kinds = {i["kind"] for i in doc["inputs"]}
+    assert {"ibstat", "ulimit"} <= kinds
+    # the application's own error line is explained by nothing: it is reported, not dropped
+    unrec = [f for f in doc["findings"] if f["check"] == "diagnose.unrecognised-line"]
+    assert unrec and "frobnicator" in unrec[0]["message"]
+    assert any(f"{paste} line 14:" in e for e in unrec[0]["evidence"])
+
+
+def test_parse_shows_the_parts_of_a_paste(tmp_path: Path) -> None:
+    paste = tmp_path / "ticket.txt"
+    paste.write_text(_PASTE, encoding="utf-8")
+    res = run_cli("parse", str(paste), "-F", "json")
+    assert res.code == 0
+    doc = res.json()
+    assert doc["kind"] == "paste"
+    assert [s["kind"] for s in doc["segments"]][:2] == ["ibstat", "ulimit"]
+    port = next(r for r in doc["records"] if r["type"] == "ibstat_port")
+    assert port["state"] == "Down" and port["line"] == 5

@@ -275,7 +275,10 @@ def _scan_line(line: str, index: SignatureIndex) -> tuple[SignatureHit | None, b
 
 def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
     """Match the part's lines against the catalogues; keep error-looking lines none explains."""
+    prompt = ef.numbers[0] if ef.command is not None and ef.numbers else None
     for n, raw in ef.own_lines():
+        if n == prompt:
+            continue  # the command the user typed ("grep -i error log"), not output
         line = raw[:MAX_LINE_SCAN]
         hit, errorish = _scan_line(line, index)
         if hit is not None:
