@@ -11,7 +11,8 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar, Union
 
@@ -23,6 +24,7 @@ from aifabric.errors import FabricFileError
 __all__ = [
     "format_loc",
     "line_of",
+    "load_packaged_yaml",
     "read_text",
     "read_yaml_text",
     "validate_data",
@@ -32,6 +34,18 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_packaged_yaml(folder: str, model: type[M]) -> Iterator[tuple[str, M]]:
+    """``(name, model)`` for every ``*.yaml`` in ``aifabric/<folder>`` (package data shipped
+    with aifabric: rules, signature catalogues), by file name; errors name the file and line."""
+    root = resources.files("aifabric").joinpath(folder)
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".yaml"):
+            continue
+        text = entry.read_text(encoding="utf-8")
+        name = f"{folder}/{entry.name}"
+        yield name, validate_data(model, read_yaml_text(text, file=name), file=name, text=text)
 
 
 def read_yaml_text(text: str, *, file: str) -> Any:

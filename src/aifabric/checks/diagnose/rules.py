@@ -40,13 +40,12 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from aifabric.model import StrictModel, Tup
-from aifabric.yamlfile import read_yaml_text, validate_data
+from aifabric.yamlfile import load_packaged_yaml
 
 __all__ = ["OPS", "Condition", "Match", "Rule", "all_rules", "op_holds"]
 
@@ -181,14 +180,8 @@ class _RuleFile(StrictModel):
 @cache
 def all_rules() -> tuple[Rule, ...]:
     """Every rule shipped in ``checks/rules/*.yaml``, sorted by id (duplicate ids are errors)."""
-    folder = resources.files("aifabric.checks").joinpath("rules")
     out: dict[str, Rule] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        text = entry.read_text(encoding="utf-8")
-        name = f"checks/rules/{entry.name}"
-        parsed = validate_data(_RuleFile, read_yaml_text(text, file=name), file=name, text=text)
+    for name, parsed in load_packaged_yaml("checks/rules", _RuleFile):
         for rule in parsed.rules:
             if rule.id in out:
                 raise ValueError(f"{name}: rule {rule.id} is already defined")

@@ -49,7 +49,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from aifabric.model import StrictModel, Tup
-from aifabric.yamlfile import read_yaml_text, validate_data
+from aifabric.yamlfile import load_packaged_yaml, read_yaml_text, validate_data
 
 __all__ = [
     "Catalogue",
@@ -334,15 +334,9 @@ class Catalogue(StrictModel):
 @cache
 def all_catalogues() -> tuple[Catalogue, ...]:
     """Every catalogue shipped in ``checks/signatures/*.yaml``, by program name."""
-    folder = resources.files("aifabric.checks").joinpath("signatures")
     out: list[Catalogue] = []
     ids: set[str] = set()
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".yaml"):
-            continue
-        text = entry.read_text(encoding="utf-8")
-        name = f"checks/signatures/{entry.name}"
-        cat = validate_data(Catalogue, read_yaml_text(text, file=name), file=name, text=text)
+    for name, cat in load_packaged_yaml("checks/signatures", Catalogue):
         for e in cat.entries:
             if e.id in ids:
                 raise ValueError(f"{name}: signature {e.id} is defined twice")
