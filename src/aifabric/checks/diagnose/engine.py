@@ -1,17 +1,24 @@
 """The diagnosis engine: evidence files in, ranked findings out (S20, S21).
 
-1. **Load** every path given (files, or bundle directories ``DIR/<host>/<captures>``): each file
-   is detected and parsed by the evidence parsers; its text is kept so findings quote lines.
-   Files no parser knows are listed, never silently dropped.
-2. **Subjects**: records belong to the host or device they describe: the bundle directory
-   they sit in, else the ``host`` a log line names, else the file.
-3. **Derive** records that need more than one capture, e.g. ``ethtool_delta`` and
+1. **Load** every path given (files, or bundle directories ``DIR/<host>/<captures>``). Each file
+   is split into parts (:func:`aifabric.evidence.paste.parse_paste`: shell prompts, markdown
+   fences, launcher and host prefixes, several tools in one paste) and each part is detected and
+   parsed; a part no parser knows is kept as ``text``. The file's lines are kept so findings
+   quote them, with file line numbers.
+2. **Subjects**: records belong to the host or device they describe: the bundle directory they
+   sit in, else the host a prefix or a log line names, else the file.
+3. **Scan**: every line of log-like parts (NCCL logs, dmesg, launcher and application output,
+   unrecognised text) is matched against the signature catalogues (:mod:`.signatures`), giving
+   ``signature`` records; lines that read like errors and match nothing are kept as suspects.
+4. **Derive** records that need more than one capture, e.g. ``ethtool_delta`` and
    ``rdma_counters_delta`` (counter growth between two snapshots of the same interface),
    registered with :func:`deriver`.
-4. **Match** every rule (:mod:`.rules`) per subject (or over all input), and turn each match into
-   a :class:`~aifabric.findings.Finding` whose message says the layer (fabric, host,
-   configuration, application), whose evidence quotes ``file line N: text``, and whose
-   confidence is the rule's. Findings are ranked: errors first, then by confidence.
+5. **Diagnose**: rules (:mod:`.rules`) per subject (or over all input), then record verdicts
+   (:mod:`.verdicts`), then catalogue findings, then ``diagnose.unrecognised-line`` for the
+   suspects no finding quotes. Every finding names its layer (fabric, host, configuration,
+   application), a cause class (``checks/causes.yaml``), the evidence as ``file line N: text``,
+   and an authored confidence. Ranked: errors first, then rules before verdicts before catalogue
+   entries, then confidence.
 """
 
 from __future__ import annotations
