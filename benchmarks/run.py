@@ -96,6 +96,20 @@ CASES: dict[str, str] = {
             return {"files": len(ev.files), "records": len(ev.items),
                     "findings": len(res.findings), "healthy_hosts": len(res.healthy)}
     """,
+    "diagnose: real incidents, first contact (benchmarks/incidents, all sets)": """
+        sys.path.insert(0, str(ROOT_DIR / "benchmarks"))
+        from score_incidents import score_case
+        INC = ROOT_DIR / "benchmarks" / "incidents"
+        def step():
+            out = {}
+            for s in sorted(p.name for p in INC.iterdir() if p.is_dir() and p.name != "_pool"):
+                rows = [score_case(c.parent) for c in sorted((INC / s).glob("*/incident.yaml"))]
+                faulty = [r for r in rows if not r["healthy"]]
+                healthy = [r for r in rows if r["healthy"]]
+                out[s] = f"{sum(r['right'] for r in faulty)}/{len(faulty)} right, " \
+                    f"{sum(r['right'] for r in healthy)}/{len(healthy)} healthy clean"
+            return out
+    """,
     "write+read JSON fabric file 32,768 GPUs": """
         fabric = design_fabric(DesignSpec(gpus=32768, gpus_per_server=8, nic_speed_gbps=400,
                                switch_ports=64, switch_speed_gbps=400, layout="rail"), cat).fabric
