@@ -39,7 +39,15 @@ from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, ParseWarning, Record
 from aifabric.evidence.registry import all_kinds, detect_kind, detect_scores, parse_text
 
-__all__ = ["KNOWN_COMMANDS", "Part", "Segment", "describe", "parse_paste", "split_segments"]
+__all__ = [
+    "KNOWN_COMMANDS",
+    "Part",
+    "Segment",
+    "describe",
+    "parse_paste",
+    "prompt_lines",
+    "split_segments",
+]
 
 KNOWN_COMMANDS = frozenset(
     {
@@ -166,6 +174,11 @@ def _boundaries(text: str) -> dict[int, str | None]:
         if cmd is not None:
             boundaries[idx] = cmd
     return boundaries
+
+
+def prompt_lines(text: str) -> frozenset[int]:
+    """1-based lines of ``text`` that are shell prompts with a command (the user's input)."""
+    return frozenset(i + 1 for i, cmd in _boundaries(text).items() if cmd is not None)
 
 
 def _cut(lines: list[str], boundaries: dict[int, str | None]) -> list[Segment]:

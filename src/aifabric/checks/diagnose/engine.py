@@ -42,7 +42,7 @@ from aifabric.checks.diagnose.signatures import (
 from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
-from aifabric.evidence.paste import parse_paste
+from aifabric.evidence.paste import parse_paste, prompt_lines
 from aifabric.findings import Finding
 from aifabric.model import Fabric
 
@@ -79,6 +79,8 @@ class EvidenceFile:
     """1-based file lines of this part (``None``: the whole file)."""
     command: str | None = None
     """the command a prompt line in the paste gave for this part."""
+    prompts: frozenset[int] = frozenset()
+    """file lines that are shell prompts with the user's command (not output)."""
 
     def quote(self, line: int | None) -> str:
         if not line or line > len(self.lines):
@@ -152,8 +154,7 @@ TEXT_KIND = "text"
 """The kind of a file (or part of a paste) that no parser recognised: still scanned."""
 
 SCANNED_KINDS = frozenset(
-    {TEXT_KIND, "nccl-log", "dmesg-mlx5", "nccl-tests", "perftest", "ping", "ucx-perftest",
-     "ucx-info"}
+    {TEXT_KIND, "nccl-log", "dmesg-mlx5", "nccl-tests", "perftest", "ping", "ucx-perftest"}
 )  # fmt: skip
 """Kinds whose lines are matched against the signature catalogues and searched for
 error-looking lines. Counter dumps and configs are not: their words (``rx_errors``,
@@ -226,13 +227,14 @@ def load_evidence(
                 continue
             lines = text.splitlines()
             whole = len(parts) == 1 and parts[0].subject is None
+            prompts = prompt_lines(text)
             for part in parts:
                 result = part.result or ParseResult(TEXT_KIND)
                 kind = part.kind or TEXT_KIND
                 subject = host or part.subject or _record_host(result) or path.name
                 ef = EvidenceFile(
                     str(path), kind, result, lines, subject,
-                    None if whole else part.numbers, part.command,
+                    None if whole else part.numbers, part.command, prompts,
                 )  # fmt: skip
                 ev.files.append(ef)
                 for w in result.warnings[:3]:
@@ -282,9 +284,8 @@ def _scan_line(line: str, index: SignatureIndex) -> tuple[SignatureHit | None, b
 
 def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
     """Match the part's lines against the catalogues; keep error-looking lines none explains."""
-    prompt = ef.numbers[0] if ef.command is not None and ef.numbers else None
     for n, raw in ef.own_lines():
-        if n == prompt:
+        if n in ef.prompts:
             continue  # the command the user typed ("grep -i error log"), not output
         line = raw[:MAX_LINE_SCAN]
         hit, errorish = _scan_line(line, index)
