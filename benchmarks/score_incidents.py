@@ -63,7 +63,7 @@ def score_case(case: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set", choices=["dev", "frozen"])
+    ap.add_argument("set", choices=sorted(p.name for p in ROOT.iterdir() if p.is_dir()))
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--quiet", action="store_true", help="totals only (for the frozen set)")
     args = ap.parse_args(argv)
