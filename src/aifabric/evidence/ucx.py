@@ -1,5 +1,8 @@
 """UCX tools: ``ucx_info`` (kind ``ucx-info``) and ``ucx_perftest`` (kind ``ucx-perftest``).
 
+(Over 800 lines because it reads two tools and the layouts of every UCX release from 1.4 to 1.22
+that users paste; split it by tool if it grows further.)
+
 ``ucx_info`` prints, depending on its flags (``src/tools/info/ucx_info.c``):
 
 * ``-v``: the version block. UCX 1.14 and later (``version_info.c``)::
