@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import strategies as st
 
 from aifabric.evidence import ParseResult, decode_capture, parse_text
 
@@ -89,5 +90,29 @@ def assert_garbage_line_is_one_warning(kind: str, name: str, after: int) -> None
     assert new[0].line == after + 1
     assert len(res.warnings) == len(before.warnings) + 1
     assert without_lines([r.to_json() for r in res.records]) == without_lines(
+        [r.to_json() for r in before.records]
+    )
+
+
+GARBAGE_LINES = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters=":\n\r"),
+    max_size=40,
+).map(lambda s: f"%{s}%")
+"""Hypothesis lines no parser can read (``%...%``, no colon): :func:`draw_garbage_insertion`."""
+
+
+def draw_garbage_insertion(data: Any, cases: list[Case], parse: Any) -> None:
+    """Insert a drawn garbage line at a drawn position of a drawn real capture: the parse (by
+    ``parse(kind)``, the parser of the case's kind) must gain exactly one warning and keep every
+    record."""
+    c = data.draw(st.sampled_from(cases))
+    lines = c.text().splitlines()
+    pos = data.draw(st.integers(0, len(lines)))
+    junk = data.draw(GARBAGE_LINES)
+    fn = parse(c.kind)
+    before = fn("\n".join(lines))
+    after = fn("\n".join([*lines[:pos], junk, *lines[pos:]]))
+    assert len(after.warnings) == len(before.warnings) + 1
+    assert without_lines([r.to_json() for r in after.records]) == without_lines(
         [r.to_json() for r in before.records]
     )

@@ -23,6 +23,7 @@ from tests.unit.evidence.fixtures import (
     all_cases,
     assert_garbage_line_is_one_warning,
     case,
+    draw_garbage_insertion,
     load,
     without_lines,
 )
@@ -194,22 +195,7 @@ def test_never_raises(text: str) -> None:
     parse_mlxlink(text)
 
 
-_GARBAGE = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters=":\n\r"),
-    max_size=40,
-).map(lambda s: f"%{s}%")
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_inserted_garbage_line_gives_exactly_one_warning(data: st.DataObject) -> None:
-    c = data.draw(st.sampled_from(CASES))
-    lines = c.text().splitlines()
-    pos = data.draw(st.integers(0, len(lines)))
-    junk = data.draw(_GARBAGE)
-    before = parse_mlxlink("\n".join(lines))
-    after = parse_mlxlink("\n".join([*lines[:pos], junk, *lines[pos:]]))
-    assert len(after.warnings) == len(before.warnings) + 1
-    assert without_lines([r.to_json() for r in after.records]) == without_lines(
-        [r.to_json() for r in before.records]
-    )
+    draw_garbage_insertion(data, CASES, lambda kind: parse_mlxlink)
