@@ -36,11 +36,14 @@ Sources: sonic-utilities ``scripts/sfpshow``, ``utilities_common/sfp_helper.py``
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
+
+_R = TypeVar("_R", "SonicTransceiverStatus", "SonicTransceiverPm")
 
 __all__ = [
     "PM_PARAMETERS",
@@ -256,6 +259,42 @@ def _set_status(rec: SonicTransceiverStatus, key: str, value: str) -> bool:
     return True
 
 
+class _PortBlocks(Generic[_R]):
+    """The port blocks both tables share: ``EthernetN:`` headers (or ``EthernetN: ... not
+    applicable``) open a record, a prompt closes it, blank and fence lines are skipped; the
+    other lines are yielded to the table's own reader, with :meth:`current` the port record
+    (opened on demand when a paste starts inside a block)."""
+
+    def __init__(self, res: ParseResult, make: Callable[[int, str | None], _R]) -> None:
+        self.res = res
+        self.make: Callable[[int, str | None], _R] = make
+        self.rec: _R | None = None
+
+    def lines(self, text: str) -> Iterator[tuple[int, str, str]]:
+        for lineno, raw in enumerate(text.splitlines(), 1):
+            stripped = raw.strip()
+            if not stripped or stripped.startswith("```"):
+                continue
+            hm = _HEADER_RE.match(stripped)
+            if hm is not None:
+                rest = hm.group("rest") or ""
+                if not rest or _NOT_APPLICABLE_RE.search(rest):
+                    self.rec = self.make(lineno, hm.group("iface"))
+                    self.rec.applicable = not rest
+                    self.res.records.append(self.rec)
+                    continue
+            if _PROMPT_RE.match(stripped) is not None:
+                self.rec = None
+                continue
+            yield lineno, raw, stripped
+
+    def current(self, lineno: int) -> _R:
+        if self.rec is None:
+            self.rec = self.make(lineno, None)
+            self.res.records.append(self.rec)
+        return self.rec
+
+
 @register(
     "sonic-transceiver-status",
     summary="SONiC show interfaces transceiver status [PORT]",
@@ -265,29 +304,14 @@ def _set_status(rec: SonicTransceiverStatus, key: str, value: str) -> bool:
 def parse_sonic_transceiver_status(text: str) -> ParseResult:
     """``show interfaces transceiver status`` → one :class:`SonicTransceiverStatus` per port."""
     res = ParseResult("sonic-transceiver-status")
-    rec: SonicTransceiverStatus | None = None
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("```"):
-            continue
-        hm = _HEADER_RE.match(stripped)
-        if hm is not None:
-            rest = hm.group("rest") or ""
-            if not rest or _NOT_APPLICABLE_RE.search(rest):
-                rec = SonicTransceiverStatus(line=lineno, interface=hm.group("iface"))
-                rec.applicable = not rest
-                res.records.append(rec)
-                continue
-        if _PROMPT_RE.match(stripped) is not None:
-            rec = None
-            continue
+    ports = _PortBlocks(
+        res, lambda n, iface: SonicTransceiverStatus(line=n, interface=iface)
+    )
+    for lineno, raw, stripped in ports.lines(text):
         kv = _KV_RE.match(stripped)
         if kv is not None:
             key, value = kv.group("key"), kv.group("val") or ""
-            if rec is None:
-                # a paste that starts inside a port's block
-                rec = SonicTransceiverStatus(line=lineno)
-                res.records.append(rec)
+            rec = ports.current(lineno)
             if _set_status(rec, key, value):
                 rec.end_line = lineno
                 continue
@@ -356,22 +380,8 @@ def _pm_row(cells: list[str], lineno: int) -> PmValue | None:
 def parse_sonic_transceiver_pm(text: str) -> ParseResult:
     """``show interfaces transceiver pm`` → one :class:`SonicTransceiverPm` per port."""
     res = ParseResult("sonic-transceiver-pm")
-    rec: SonicTransceiverPm | None = None
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        stripped = raw.strip()
-        if not stripped or stripped.startswith("```"):
-            continue
-        hm = _HEADER_RE.match(stripped)
-        if hm is not None:
-            rest = hm.group("rest") or ""
-            if not rest or _NOT_APPLICABLE_RE.search(rest):
-                rec = SonicTransceiverPm(line=lineno, interface=hm.group("iface"))
-                rec.applicable = not rest
-                res.records.append(rec)
-                continue
-        if _PROMPT_RE.match(stripped) is not None:
-            rec = None
-            continue
+    ports = _PortBlocks(res, lambda n, iface: SonicTransceiverPm(line=n, interface=iface))
+    for lineno, raw, stripped in ports.lines(text):
         if set(stripped.replace("-", " ").split()) <= {""} or set(stripped) <= {"-", " "}:
             continue  # the dashes under the header
         words = set(stripped.split())
@@ -379,9 +389,7 @@ def parse_sonic_transceiver_pm(text: str) -> ParseResult:
             continue  # the three header lines
         row = _pm_row(_SPLIT_RE.split(stripped), lineno)
         if row is not None:
-            if rec is None:
-                rec = SonicTransceiverPm(line=lineno)
-                res.records.append(rec)
+            rec = ports.current(lineno)
             rec.params[row.parameter] = row
             rec.end_line = lineno
             continue
