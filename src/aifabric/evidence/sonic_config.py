@@ -491,6 +491,29 @@ class _FixedIndex(_LineIndex):
 
 _DECODER = json.JSONDecoder()
 _STRUCT_RE = re.compile(r'[{}\[\]"\\]')
+
+
+def _brackets(text: str, in_string: list[bool]) -> Iterator[tuple[int, str]]:
+    """(index, bracket) of every ``{}[]`` of ``text`` outside JSON strings, in one pass over
+    the structural characters (escapes inside strings skipped). ``in_string[0]`` says, once
+    the iteration ends, whether the text stops inside a string (a cut-off paste)."""
+    in_str = False
+    skip = -1
+    for m in _STRUCT_RE.finditer(text):
+        j = m.start()
+        if j < skip:
+            continue
+        ch = text[j]
+        if in_str:
+            if ch == "\\":
+                skip = j + 2
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch != "\\":
+            yield j, ch
+    in_string[0] = in_str
 _JSON_LINE_FIRST = frozenset('{}[]",:-0123456789')
 _PARTIAL = "\x00partial"
 _MAX_DEPTH = 64
@@ -523,22 +546,8 @@ def _repair(text: str, members: bool) -> tuple[Any, int] | None:
     """
     text = text[: _json_span(text)]
     depth = lowest = 0
-    in_str = False
-    skip = -1
-    for m in _STRUCT_RE.finditer(text):
-        j = m.start()
-        if j < skip:
-            continue
-        ch = text[j]
-        if in_str:
-            if ch == "\\":
-                skip = j + 2
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch in "{[":
+    for _, ch in _brackets(text, [False]):
+        if ch in "{[":
             depth += 1
             if depth > _MAX_DEPTH:
                 return None
@@ -555,27 +564,14 @@ def _repair(text: str, members: bool) -> tuple[Any, int] | None:
     built = prefix + text
     stack: list[str] = []
     cut: tuple[int, tuple[str, ...]] | None = None
-    in_str = False
-    skip = -1
-    for m in _STRUCT_RE.finditer(built):
-        j = m.start()
-        if j < skip:
-            continue
-        ch = built[j]
-        if in_str:
-            if ch == "\\":
-                skip = j + 2
-            elif ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch in "{[":
+    ended_in_string = [False]
+    for j, ch in _brackets(built, ended_in_string):
+        if ch in "{[":
             stack.append(ch)
         elif stack:
             stack.pop()
             cut = (j + 1, tuple(stack))
-    if not stack and not in_str:
+    if not stack and not ended_in_string[0]:
         candidate = built.rstrip().rstrip(",")
     elif cut is not None:
         head, open_ = cut
