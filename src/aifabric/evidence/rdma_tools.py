@@ -126,34 +126,24 @@ def parse_ibdev2netdev(text: str) -> ParseResult:
         if not s:
             continue
         m = _IBDEV_RE.match(s)
-        if m is not None:
-            res.records.append(
-                Ibdev2netdev(
-                    line=lineno,
-                    device=m.group("dev"),
-                    port=int(m.group("port")),
-                    netdev=m.group("netdev"),
-                    netdev_state=m.group("state").strip(),
-                )
+        v = _IBDEV_V_RE.match(s) if m is None else None
+        hit = m or v
+        if hit is not None:
+            rec = Ibdev2netdev(
+                line=lineno,
+                device=hit.group("dev"),
+                port=int(hit.group("port")),
+                netdev=hit.group("netdev"),
+                netdev_state=hit.group("state").strip(),
             )
-            continue
-        v = _IBDEV_V_RE.match(s)
-        if v is not None:
-            res.records.append(
-                Ibdev2netdev(
-                    line=lineno,
-                    device=v.group("dev"),
-                    port=int(v.group("port")),
-                    netdev=v.group("netdev"),
-                    netdev_state=v.group("state").strip(),
-                    pci=v.group("pci"),
-                    device_id=v.group("devid").strip() or None,
-                    part_number=v.group("part").strip() or None,
-                    description=v.group("desc").strip() or None,
-                    firmware=v.group("fw"),
-                    port_state=v.group("pstate").strip() or None,
-                )
-            )
+            if v is not None:  # the -v form: PCI address, board and port state too
+                rec.pci = v.group("pci")
+                rec.device_id = v.group("devid").strip() or None
+                rec.part_number = v.group("part").strip() or None
+                rec.description = v.group("desc").strip() or None
+                rec.firmware = v.group("fw")
+                rec.port_state = v.group("pstate").strip() or None
+            res.records.append(rec)
             continue
         if _is_noise(s):
             continue
