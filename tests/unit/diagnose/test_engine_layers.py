@@ -152,3 +152,21 @@ def test_verdict_on_a_record_of_a_paste(
     [f] = [f for f in res.findings if f.check == "diagnose.test-port"]
     assert f.cause == "fabric.link-down" and "port 1 is Down" in f.message
     assert f.evidence[0].startswith(f"{paste} line 5: Port 1:")
+
+
+def test_every_verdict_and_catalogue_finding_on_real_captures_is_explained() -> None:
+    # S24: every finding says why (explanation), what to do (fix) and cites a seed id
+    roots = [FIX.parent / "evidence", FIX, FIX.parent / "signatures"]
+    files = [p for r in roots for p in r.rglob("*") if p.is_file() and p.suffix != ".yaml"]
+    checked = 0
+    for f in files:
+        for finding in diagnose(load_evidence([f])).findings:
+            if finding.check.startswith("diagnose.") and finding.cause is None:
+                continue  # unrecognised lines: their own wording, tested above
+            checked += 1
+            assert finding.explanation and finding.fix, finding.check
+            assert any(r[:1] == "S" and r[1:].split(".")[0].isdigit() for r in finding.refs), (
+                finding.check,
+                finding.refs,
+            )
+    assert checked > 100

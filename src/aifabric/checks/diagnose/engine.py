@@ -634,7 +634,7 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             evidence=quotes,
             explanation=f"{sig.meaning} ({program} message; source: {sig.source.link()})",
             fix=f"{sig.fix}{nxt}".strip() or "See the source of the message.",
-            refs=[sig.source.link(), *sig.real[:2]],
+            refs=["S20", sig.source.link(), *sig.real[:2]],  # S20: the troubleshooting table
             confidence=SIGNATURE_PRIOR[sig.severity],
             cause=sig.cause,
         )

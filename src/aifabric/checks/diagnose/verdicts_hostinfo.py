@@ -176,7 +176,7 @@ def _ucx_devices(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                 "memlock=-1; unset UCX_TLS/UCX_NET_DEVICES restrictions; then re-run "
                 "'ucx_info -d | grep Transport' and expect rc_*/ud_*/dc_* lines."
             ),
-            refs=(_REF_UCX_DOCKER, "https://github.com/openucx/ucx/issues/8808"),
+            refs=("S5", "S20", _REF_UCX_DOCKER, "https://github.com/openucx/ucx/issues/8808"),
             confidence=0.7 if why else 0.35,
         )
     for dev in rec.ib_devices_without_rdma:
@@ -192,7 +192,7 @@ def _ucx_devices(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             fix=f"Check the port state and GIDs of {dev.split(':')[0]} (ibv_devinfo, show_gids) "
             "and UCX_TLS.",
-            refs=(),
+            refs=("S5", "S20"),
             confidence=0.4,
         )
     for md in rec.memory_domains:
@@ -208,7 +208,7 @@ def _ucx_devices(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                     "(port down, no GID, or filtered by UCX_NET_DEVICES)."
                 ),
                 fix=f"Check the ports of {md.name} with ibv_devinfo and the RoCE GID table.",
-                refs=(),
+                refs=("S5", "S20"),
                 confidence=0.4,
                 line=md.line,
             )
@@ -254,7 +254,7 @@ def _ucx_perftest_bandwidth(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             fix="Allow the RDMA transport (UCX_TLS=rc,... or unset UCX_TLS) and re-run; keep the "
             "TCP run only as a baseline.",
-            refs=("https://github.com/openucx/ucx/issues/5252",),
+            refs=("S23", "https://github.com/openucx/ucx/issues/5252"),
             confidence=0.6,
             line=row.line,
         )
@@ -281,7 +281,7 @@ def _ucx_perftest_bandwidth(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             "and width (ibstat, mlxlink) and the NIC's PCIe link (lspci LnkSta), pin the process "
             "to the NIC's NUMA node, and check which device UCX chose (UCX_PROTO_INFO=y)."
         ),
-        refs=("https://github.com/openucx/ucx/issues/10430",),
+        refs=("S23", "https://github.com/openucx/ucx/issues/10430"),
         confidence=0.5,
         line=row.line,
     )
@@ -339,7 +339,7 @@ def _gpu_nic_distance(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                 "NCCL_NET_GDR_LEVEL (e.g. PHB) enables GDR across the CPU but rarely restores the "
                 "bandwidth. Check 'NCCL_DEBUG=INFO' for 'GPU Direct RDMA Disabled'."
             ),
-            refs=(_REF_NCCL_GDR, _REF_NCCL_GDR_SRC),
+            refs=("S9", "S20", _REF_NCCL_GDR, _REF_NCCL_GDR_SRC),
             confidence=0.55,
             line=rec.row_line(far[0][0]),
         )
@@ -358,7 +358,7 @@ def _gpu_nic_distance(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             fix="Keep NCCL_PXN_DISABLE unset (PXN on); check NCCL_DEBUG=INFO rings use the near "
             "NICs.",
-            refs=(_REF_NCCL_PXN, _REF_NCCL_GDR),
+            refs=("S9", _REF_NCCL_PXN, _REF_NCCL_GDR),
             confidence=0.35,
             line=rec.row_line(pxn[0][0]),
         )
@@ -386,7 +386,7 @@ def _gpu_no_nvlink(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         ),
         fix="If the server has NVLink, check 'nvidia-smi nvlink --status' and the "
         "nvidia-fabricmanager service; otherwise expect PCIe-level intra-node bandwidth.",
-        refs=(),
+        refs=("S8", "S9"),
         confidence=0.3,
         line=rec.row_line(rec.gpus[0]),
     )
@@ -433,7 +433,7 @@ def _ulimit(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             fix="Raise nofile (e.g. 1048576) in /etc/security/limits.conf, the systemd unit "
             "(LimitNOFILE) or the container runtime (--ulimit nofile=...).",
-            refs=(),
+            refs=("S20",),
             confidence=0.3,
         )
     elif rec.option == "u" and rec.value < NPROC_INFO_BELOW:
@@ -448,7 +448,7 @@ def _ulimit(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                 "RHEL sets for non-root users, thread creation can fail."
             ),
             fix="Raise nproc in /etc/security/limits.conf (or limits.d) for the job's user.",
-            refs=(),
+            refs=("S20",),
             confidence=0.25,
         )
 
@@ -482,6 +482,8 @@ def _memlock(rec: ResourceLimit) -> Verdict:
             "services and slurmd, '--ulimit memlock=-1' for containers; verify with 'ulimit -l' "
             "inside the job (mpirun/srun), not only in a login shell."
         ),
-        refs=(_REF_UCX_MEMLOCK, _REF_RHEL_MEMLOCK, _REF_NCCL_TESTS_206, _REF_UCX_8229),
+        refs=(
+            "S15", "S20", _REF_UCX_MEMLOCK, _REF_RHEL_MEMLOCK, _REF_NCCL_TESTS_206, _REF_UCX_8229
+        ),
         confidence=0.7 if tiny else 0.5,
     )
