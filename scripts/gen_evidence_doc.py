@@ -1,5 +1,6 @@
-"""Print docs/evidence.md: the kinds ``aifabric parse`` reads and the real captures each is
-tested on, with where every capture came from (the ``source:`` of its meta.yaml).
+"""Print docs/evidence.md: the kinds ``aifabric parse`` reads and the fixtures each is tested on,
+with where every fixture came from (the ``source:`` of its meta.yaml) and what it is (its
+``origin:``: ``captured``, ``rendered`` or ``mock``, see :data:`ORIGINS`).
 
 Run ``make docs`` after adding a kind or a fixture; tests/unit/test_architecture.py fails when
 the committed page and the registry/fixtures disagree.
@@ -16,17 +17,33 @@ from aifabric.evidence import all_kinds
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "evidence"
 
+ORIGINS = {
+    "captured": "text a real program printed, or a configuration as its authors published it "
+    "(issue threads, vendor and project documentation, deployment repositories), copied as found",
+    "rendered": "a configuration produced by a generator from templates (Arista AVD's "
+    "eos_cli_config_gen intended configs, sonic-cfggen sample output), not taken from a device",
+    "mock": "test data another project wrote for its own unit tests (mock tables, expected "
+    "outputs of mocked counters), not taken from a device",
+}
+"""What a fixture's ``origin:`` says it is."""
+
 
 def render() -> str:
     kinds = all_kinds()
-    cases: dict[str, list[tuple[str, str, str]]] = {}
+    cases: dict[str, list[tuple[str, str, str, str]]] = {}
     for meta_path in sorted(FIXTURES.glob("*/*/meta.yaml")):
         meta = yaml.safe_load(meta_path.read_text(encoding="utf-8")) or {}
         notes = " ".join(str(meta.get("notes", "")).split())
+        origin = str(meta.get("origin", ""))
+        if origin not in ORIGINS:
+            raise SystemExit(
+                f"{meta_path}: origin must be one of {sorted(ORIGINS)}, not {origin!r}"
+            )
         cases.setdefault(meta_path.parent.parent.name, []).append(
-            (meta_path.parent.name, str(meta.get("source", "")).strip(), notes)
+            (meta_path.parent.name, str(meta.get("source", "")).strip(), notes, origin)
         )
     total = sum(len(v) for v in cases.values())
+    by_origin = {o: sum(c[3] == o for v in cases.values() for c in v) for o in ORIGINS}
     lines = [
         "# Evidence kinds",
         "",
@@ -37,19 +54,29 @@ def render() -> str:
         "the line each comes from; `--format json` gives `kind`, `records`, `warnings`. A line",
         "that cannot be read is a warning and is skipped; the rest is still parsed.",
         "",
-        f"{len(kinds)} kinds, tested on {total} real captured outputs.",
+        f"{len(kinds)} kinds, tested on {total} fixtures: {by_origin['captured']} captured, "
+        f"{by_origin['rendered']} rendered, {by_origin['mock']} mock. Each fixture's `origin:` "
+        "says which:",
         "",
-        "| kind | what prints it | refs | fixtures |",
+        *[f"- **{o}**: {what}." for o, what in ORIGINS.items()],
+        "",
+        "Rendered and mock fixtures test that the parsers read the format; only captured ones "
+        "show what real devices and tools print.",
+        "",
+        "| kind | what prints it | refs | fixtures (captured) |",
         "|---|---|---|---:|",
     ]
     for name, kind in sorted(kinds.items()):
         refs = ", ".join(kind.refs)
-        lines.append(f"| `{name}` | {kind.summary} | {refs} | {len(cases.get(name, []))} |")
+        mine = cases.get(name, [])
+        real = sum(c[3] == "captured" for c in mine)
+        lines.append(f"| `{name}` | {kind.summary} | {refs} | {len(mine)} ({real}) |")
     lines += ["", "## Fixtures and their sources", ""]
     for name in sorted(cases):
         lines += [f"### `{name}`", ""]
-        for case, source, notes in cases[name]:
-            lines.append(f"- `{case}`: {source}" + (f". {notes}" if notes else ""))
+        for case, source, notes, origin in cases[name]:
+            mark = "" if origin == "captured" else f" ({origin})"
+            lines.append(f"- `{case}`{mark}: {source}" + (f". {notes}" if notes else ""))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 

@@ -6,6 +6,7 @@ committed page and the rules disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
@@ -46,8 +47,8 @@ def render() -> str:
         "Generated from `src/aifabric/checks/rules/*.yaml` by `make docs`; do not edit by hand.",
         "`aifabric diagnose PATH...` runs every rule over the evidence given (files, or bundle",
         "directories `DIR/<host>/<captures>`). Each finding says the layer of the cause: the",
-        "fabric, the host, the configuration or the application. Seed ids (S1-S24) refer to the",
-        "seed digest (`docs/practices.md`); fixture cases live in",
+        "fabric, the host, the configuration or the application. Seed ids (S1-S24) refer to",
+        "`docs/practices.md`; fixture cases live in",
         "`tests/fixtures/diagnose/<case>/`.",
         "",
         "## How a diagnosis is made",
@@ -67,13 +68,10 @@ def render() -> str:
         "   already quotes is dropped.",
         "4. **Not recognised**: a line that reads like an error (error, failed, WARN, timed out,",
         "   refused...) in a log-like input that nothing above explains becomes a warning",
-        "   `diagnose.unrecognised-line` quoting it. \"No problem found\" is only said when there",
+        '   `diagnose.unrecognised-line` quoting it. "No problem found" is only said when there',
         "   is no such line.",
         "",
-        "Confidence is an **authored prior**, not a measured probability: how often, in the cases",
-        "we know, this reading of the evidence names the real cause. It ranks findings of the same",
-        "severity: rules (0.35-0.8) before verdicts before catalogue entries (error 0.55, warning",
-        "0.45, info 0.3) before unrecognised lines (0.2).",
+        *_confidence_section(rules),
         "",
         "## Cause classes",
         "",
@@ -96,17 +94,21 @@ def render() -> str:
         "",
         "## Rules",
         "",
-        "Rules marked *deriver* need a Python deriver (`derive_*.py`) to build the records they",
-        "match (counter growth between snapshots, busbw against the estimate); the others are data",
-        "alone.",
+        f"{sum(not _derivers(r) for r in rules)} of {len(rules)} rules are **data alone**: they",
+        "match records the parsers produce, and adding or changing one is a YAML edit. The",
+        f"other {sum(bool(_derivers(r)) for r in rules)} match at least one record type that a "
+        "Python **deriver** builds",
+        "from several records (counter growth between two snapshots, busbw against the estimate,",
+        "NCCL's interface choice); the column *needs* names the deriver module and the record",
+        "types. Such a rule is still data, but it can only use what its deriver computes.",
         "",
-        "| id | layer | cause class | severity | confidence | symptom |",
-        "|---|---|---|---|---:|---|",
+        "| id | layer | cause class | severity | confidence | needs | symptom |",
+        "|---|---|---|---|---:|---|---|",
     ]
     for r in rules:
         lines.append(
-            f"| `{r.id}` | {r.layer} | `{r.cause_class}`{_deriver_mark(r)} | {r.severity} | "
-            f"{r.confidence:.2f} | {r.symptom} |"
+            f"| `{r.id}` | {r.layer} | `{r.cause_class}` | {r.severity} | "
+            f"{r.confidence:.2f} | {_needs_deriver(r)} | {r.symptom} |"
         )
     roles = _case_roles()
     for r in rules:
@@ -117,17 +119,27 @@ def render() -> str:
             "",
             f"*{r.title}*. Layer **{r.layer}**, cause class `{r.cause_class}`, severity "
             f"{r.severity}, confidence "
-            f"{r.confidence:.2f}; refs: {', '.join(r.refs)}.",
+            f"{r.confidence:.2f}; refs: {', '.join(_ref(x) for x in r.refs)}.",
             "",
             f"- Symptom: {r.symptom}",
             f"- Cause: {r.cause.strip()}",
             f"- Why: {r.explanation.strip()}",
             f"- Fix: {r.fix.strip()}",
             f"- Evidence it needs: {_needs(r)}",
+            f"- Data alone or deriver: {_needs_deriver(r)}",
             f"- Triggered by: {fired}",
             f"- Must not fire on: {never}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _ref(ref: str) -> str:
+    """A ref as a link: ``S12`` -> practices.md#s12, a URL or a ``docs/`` path as it is."""
+    if ref.startswith("S") and ref[1:].isdigit():
+        return f"[{ref}](practices.md#s{ref[1:]})"
+    if ref.startswith("docs/"):
+        return f"[{ref}]({ref.removeprefix('docs/')})"
+    return f"<{ref}>" if ref.startswith("https://") else ref
 
 
 _PARSED_TYPES: set[str] | None = None
@@ -152,9 +164,77 @@ def _parsed_types() -> set[str]:
     return _PARSED_TYPES
 
 
-def _deriver_mark(rule: Rule) -> str:
+def _derived_types() -> dict[str, str]:
+    """Record types built by the derivers: record type -> ``derive_*`` module name."""
+    import importlib  # noqa: PLC0415
+    import pkgutil  # noqa: PLC0415
+
+    import aifabric.checks.diagnose as pkg  # noqa: PLC0415
+    from aifabric.evidence.base import Record  # noqa: PLC0415
+
+    out: dict[str, str] = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if not info.name.startswith("derive_"):
+            continue
+        mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for obj in vars(mod).values():
+            if isinstance(obj, type) and issubclass(obj, Record) and obj.__module__ == mod.__name__:
+                out[obj.record_type] = info.name
+    return out
+
+
+def _derivers(rule: Rule) -> list[tuple[str, str]]:
+    """``(deriver module, record type)`` for each derived record type ``rule`` matches."""
     used = {m.record for g in ("all", "any", "none") for m in getattr(rule.when, g)}
-    return " *deriver*" if used - _parsed_types() else ""
+    unknown = used - _parsed_types() - set(_derived_types())
+    if unknown:
+        raise SystemExit(f"{rule.id}: no parser or deriver produces {sorted(unknown)}")
+    derived = _derived_types()
+    return sorted((derived[t], t) for t in used if t in derived)
+
+
+def _needs_deriver(rule: Rule) -> str:
+    found = _derivers(rule)
+    if not found:
+        return "data alone"
+    mods: dict[str, list[str]] = {}
+    for mod, rtype in found:
+        mods.setdefault(mod, []).append(f"`{rtype}`")
+    return "deriver " + "; ".join(f"`{m}` ({', '.join(t)})" for m, t in mods.items())
+
+
+def _confidence_section(rules: Sequence[Rule]) -> list[str]:
+    """What a finding's confidence is and how findings are ranked (as ``engine.diagnose`` does)."""
+    from aifabric.checks.diagnose.engine import SIGNATURE_PRIOR  # noqa: PLC0415
+
+    lo = min(r.confidence for r in rules)
+    hi = max(r.confidence for r in rules)
+    prior = ", ".join(f"{sev} {p:g}" for sev, p in SIGNATURE_PRIOR.items())
+    return [
+        "## Confidence and ranking",
+        "",
+        "A finding's `confidence` is an **authored prior**: a number the author of the rule,",
+        "verdict or catalogue set from the cases known when it was written (the fixtures under",
+        "`tests/fixtures/diagnose/` and the public threads the catalogues cite), saying how often",
+        "this reading of the evidence names the real cause. It is not measured or calibrated",
+        "against outcomes, and the confidences of different findings do not add up to one.",
+        "",
+        "Findings are ranked by, in order:",
+        "",
+        "1. severity: error, then warning, then info;",
+        "2. layer: rules, then record verdicts, then catalogue entries, then unrecognised lines;",
+        "3. confidence, highest first;",
+        "4. check id and target, so that the order is stable.",
+        "",
+        "So confidence only orders findings of the same severity and layer: an error from a",
+        "catalogue entry ranks above a warning from a rule, and a rule ranks above a verdict of",
+        "the same severity even when the verdict's confidence is higher. The values: rules",
+        f"{lo:.2f}-{hi:.2f} (each in `src/aifabric/checks/rules/*.yaml`), verdicts set per",
+        "verdict in `src/aifabric/checks/diagnose/verdicts_*.py`, catalogue entries by severity",
+        f"({prior}), unrecognised lines 0.2. Before ranking, a verdict or catalogue finding that",
+        "names a cause class a rule already names for the same subject is dropped, and so is a",
+        "catalogue finding whose lines a rule or verdict already quotes.",
+    ]
 
 
 def _needs(rule: Rule) -> str:

@@ -17,6 +17,25 @@ from aifabric.catalog import Catalog, load_catalog
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
+S7_DESIGN = (
+    "design",
+    "--gpus",
+    "1024",
+    "--gpus-per-server",
+    "8",
+    "--nic-speed",
+    "200G",
+    "--switch-ports",
+    "64",
+    "--switch-speed",
+    "400G",
+    "--oversubscription",
+    "1:1",
+    "--layout",
+    "tor",
+)
+"""The seed's S7 worked example as ``aifabric design`` arguments."""
+
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:

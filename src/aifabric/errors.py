@@ -35,7 +35,7 @@ class AifabricError(Exception):
 
 
 class InputError(AifabricError):
-    """Bad usage or bad input (contracts.md: exit code 2)."""
+    """Bad usage or bad input (exit code 2)."""
 
     exit_code = 2
 
@@ -82,6 +82,6 @@ class DesignError(InputError):
 
 
 class EnvironmentProblem(AifabricError):
-    """The environment lacks something: a tool, a package, root (contracts.md: exit code 3)."""
+    """The environment lacks something: a tool, a package, root (exit code 3)."""
 
     exit_code = 3

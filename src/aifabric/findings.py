@@ -1,7 +1,7 @@
 """The one answer shape (architecture.md): a :class:`Finding`.
 
 verify, diagnose, design checks, probe and bench comparisons all return lists of findings; the
-CLI table, the JSON output and the HTML report render this one shape (contracts.md, "Finding").
+CLI table, the JSON output, JUnit and SARIF render this one shape (README, "Conventions").
 """
 
 from __future__ import annotations
@@ -9,17 +9,26 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "FABRIC_SOURCE",
     "SEVERITIES",
+    "EvidenceItem",
+    "EvidenceLike",
     "Finding",
     "Severity",
     "Summary",
     "Value",
+    "as_evidence",
     "exit_code_for",
     "summarize",
+    "with_sources",
 ]
+
+FABRIC_SOURCE = "fabric file"
+"""``EvidenceItem.source`` of what the fabric file (the intent) says; the CLI replaces it with
+the file's path (:func:`with_sources`) when it knows it."""
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -28,10 +37,45 @@ Scalar = str | int | float | bool | None
 Value = Scalar | list[Scalar] | dict[str, Scalar]
 
 
+class EvidenceItem(BaseModel):
+    """One piece of evidence a finding rests on, as the user can find it again.
+
+    ``source`` is the file (path as given) or command the text came from, ``None`` for a
+    statement the check computed; ``line`` is the 1-based line in ``source`` (``None`` when the
+    format has no lines or the item is computed); ``text`` is the quoted text (or the computed
+    statement); ``subject`` is the host, device or rank the text is about, when known. Every
+    output format (table, JSON, JUnit, SARIF) reads these fields; none parses ``text`` back.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str | None = None
+    line: int | None = Field(default=None, ge=1)
+    text: str
+    subject: str | None = None
+
+    def __str__(self) -> str:
+        """``file line 12: text`` / ``file: text`` / ``text``, for tables and plain text."""
+        if self.source is None:
+            return self.text
+        where = self.source if self.line is None else f"{self.source} line {self.line}"
+        return f"{where}: {self.text}" if self.text else where
+
+
+EvidenceLike = EvidenceItem | str
+"""What checks hand in as evidence: an item, or a plain string (a computed statement)."""
+
+
+def as_evidence(items: Iterable[EvidenceLike]) -> list[EvidenceItem]:
+    """Evidence items of ``items``: a plain string becomes ``EvidenceItem(text=s)``."""
+    return [EvidenceItem(text=i) if isinstance(i, str) else i for i in items]
+
+
 class Finding(BaseModel):
     """One result of a check: what was expected, what was found, why it matters, how to fix it.
 
-    ``refs`` cites seed ids (``S1``..``S24``, see the seed digest) and may cite other sources;
+    ``refs`` cites seed ids (``S1``..``S24``, anchors of ``docs/practices.md``), public URLs or
+    documents in the repository;
     ``confidence`` is required for diagnose findings and optional elsewhere.
     """
 
@@ -43,7 +87,10 @@ class Finding(BaseModel):
     message: str
     expected: Value = None
     actual: Value = None
-    evidence: list[str] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(
+        default_factory=list,
+        description="what the finding rests on; a plain string is a computed statement",
+    )
     explanation: str
     fix: str
     refs: list[str] = Field(default_factory=list)
@@ -53,9 +100,17 @@ class Finding(BaseModel):
         description="diagnose: the cause class named (docs/diagnose.md, 'Cause classes')",
     )
 
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _statements(cls, value: object) -> object:
+        """A plain string in ``evidence`` is a computed statement: ``{"text": s}``."""
+        if isinstance(value, list | tuple):
+            return [{"text": v} if isinstance(v, str) else v for v in value]
+        return value
+
 
 class Summary(BaseModel):
-    """Counts of findings by severity (contracts.md: ``summary``)."""
+    """Counts of findings by severity (the ``summary`` key of JSON output)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -74,5 +129,22 @@ def summarize(findings: Iterable[Finding]) -> Summary:
 
 
 def exit_code_for(findings: Iterable[Finding]) -> int:
-    """contracts.md: 1 when any finding has severity ``error``, else 0."""
+    """Exit code of a run: 1 when any finding has severity ``error``, else 0."""
     return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def with_sources(findings: Iterable[Finding], sources: dict[str, str]) -> list[Finding]:
+    """``findings`` with evidence ``source`` names replaced by ``sources`` (e.g. the
+    :data:`FABRIC_SOURCE` placeholder by the fabric file's path)."""
+
+    def renamed(e: EvidenceItem) -> EvidenceItem:
+        if e.source is None or e.source not in sources:
+            return e
+        return e.model_copy(update={"source": sources[e.source]})
+
+    return [
+        f.model_copy(update={"evidence": [renamed(e) for e in f.evidence]})
+        if any(e.source is not None and e.source in sources for e in f.evidence)
+        else f
+        for f in findings
+    ]

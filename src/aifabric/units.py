@@ -1,4 +1,4 @@
-"""Parsing and formatting of the quantities engineers type (contracts.md, "Units on input").
+"""Parsing and formatting of the quantities engineers type on input.
 
 Conventions used everywhere in aifabric:
 

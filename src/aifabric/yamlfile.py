@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from aifabric.errors import FabricFileError
+from aifabric.inputs import MAX_NESTING, NestingError, check_nesting, read_input
 
 __all__ = [
     "format_loc",
@@ -49,7 +50,9 @@ def load_packaged_yaml(folder: str, model: type[M]) -> Iterator[tuple[str, M]]:
 
 
 def read_yaml_text(text: str, *, file: str) -> Any:
-    """Parse YAML text; syntax errors become :class:`FabricFileError` with the line."""
+    """Parse YAML text; syntax errors become :class:`FabricFileError` with the line (and a
+    document nested deeper than :data:`aifabric.inputs.MAX_NESTING` is refused before)."""
+    _check_nesting(text, file)
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -77,8 +80,9 @@ def format_loc(loc: Sequence[str | int]) -> str:
 def line_of(text: str, loc: Sequence[str | int]) -> int | None:
     """1-based line of the deepest node of ``loc`` found in the YAML ``text``."""
     try:
+        _check_nesting(text, "<text>")
         node = yaml.compose(text, Loader=_Loader)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, FabricFileError):
         return None
     line: int | None = None
     for part in loc:
@@ -183,7 +187,7 @@ def _describe(error: Any, model: type[BaseModel]) -> str:
 def validate_data(model: type[M], data: Any, *, file: str, text: str | None = None) -> M:
     """Validate ``data`` (parsed from ``text``) as ``model``; errors name file, line, field.
 
-    Only the first error is reported (one clear line, contracts.md); the count of the others
+    Only the first error is reported (one clear line, exit code 2); the count of the others
     is appended so nobody thinks it was the only one.
     """
     if data is None:
@@ -210,14 +214,26 @@ def validate_data(model: type[M], data: Any, *, file: str, text: str | None = No
         ) from None
 
 
+def _check_nesting(text: str, file: str) -> None:
+    try:
+        check_nesting(text, file)
+    except NestingError as exc:
+        raise FabricFileError(
+            f"nested deeper than {MAX_NESTING} levels; refusing to decode it",
+            file=file,
+            line=exc.lineno,
+        ) from None
+
+
 def read_text(path: str | Path) -> str:
-    """Read a file as UTF-8; unreadable files become one-line input errors."""
+    """Read a fabric file or catalog as UTF-8 under the input policy (:mod:`aifabric.inputs`:
+    regular files only, size cap); unreadable files become one-line input errors."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FabricFileError("no such file", file=str(p)) from None
-    except IsADirectoryError:
-        raise FabricFileError("is a directory, expected a YAML file", file=str(p)) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        if p.is_dir():
+            raise FabricFileError("is a directory, expected a YAML file", file=str(p))
+        if not p.exists():
+            raise FabricFileError("no such file", file=str(p))
+        return read_input(p, "fabric").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise FabricFileError(f"cannot read: {exc}", file=str(p)) from None

@@ -65,6 +65,32 @@ def test_nccl_nvlink_model_matches_topo_h(catalog: dict[str, CatalogFile]) -> No
     assert gpus["H100"].nvls and gpus["B200"].nvls
     assert gpus["L40S"].scale_up == "pcie"
     assert gpus["MI300X"].scale_up == "infinity-fabric"
+    # topo.h: SM70 20.0 GB/s per NVLink2 link, 6 links on V100 SXM2 (300 GB/s bidirectional)
+    for v100 in ("V100", "V100-16GB"):
+        assert gpus[v100].nccl_scale_up_GBps == pytest.approx(6 * 20.0)
+        assert gpus[v100].scale_up_GBps == 150 and gpus[v100].compute_capability == "7.0"
+    assert (gpus["V100"].memory_GiB, gpus["V100-16GB"].memory_GiB) == (32, 16)
+    # B300 (sm_103): NCCL's SM100 constant applies to every CC >= 10.0; 1.8 TB/s bidirectional
+    assert gpus["B300"].nccl_scale_up_GBps == pytest.approx(18 * 40.1)
+    assert gpus["B300"].scale_up_GBps == 900 and gpus["B300"].compute_capability == "10.3"
+    assert gpus["B300"].nvls and gpus["B300"].memory_GiB == 288
+    # PCIe cards: NCCL's PCIe model width x speed / 80 (Gen4 x16 24, Gen5 x16 48 GB/s)
+    pcie_model = {4: 24.0, 5: 48.0}
+    for name in ("L40S", "RTX-6000-Ada", "RTX-PRO-6000", "A100-PCIe", "H100-PCIe", "H100-NVL"):
+        gpu = gpus[name]
+        assert gpu.scale_up == "pcie" and not gpu.nvls, name
+        assert gpu.nccl_scale_up_GBps == pcie_model[gpu.pcie_gen], name
+    # Grace superchips reach host memory over NVLink-C2C: 900 GB/s bidirectional
+    assert gpus["GH200"].host_link == "nvlink-c2c" and gpus["GH200"].host_link_GBps == 450
+    assert gpus["H100"].host_link == "pcie"
+
+
+def test_sources_are_public(catalog: dict[str, CatalogFile]) -> None:
+    for kind in ("gpus", "nics"):
+        for entry in getattr(catalog[kind], kind):
+            text = f"{entry.source} {entry.note or ''}"
+            assert "shared reference" not in text and "perf-model-and-limits" not in text
+            assert "reference §" not in text, f"{kind}/{entry.name}"
 
 
 def test_switch_breakouts_add_up(catalog: dict[str, CatalogFile]) -> None:

@@ -8,25 +8,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, S7_DESIGN
 
-S7 = [
-    "design",
-    "--gpus",
-    "1024",
-    "--gpus-per-server",
-    "8",
-    "--nic-speed",
-    "200G",
-    "--switch-ports",
-    "64",
-    "--switch-speed",
-    "400G",
-    "--oversubscription",
-    "1:1",
-    "--layout",
-    "tor",
-]
+S7 = list(S7_DESIGN)
 
 
 def test_design_s7_json_contract(cli: Any, tmp_path: Path) -> None:

@@ -221,7 +221,7 @@ def test_legacy_three_tier_and_single_uplink(base: Fabric, catalog: Catalog) -> 
     )
     assert findings(legacy, catalog, "design.legacy-three-tier")
     single = findings(legacy, catalog, "design.uplink-redundancy")
-    assert single and "leaf1: all uplinks to agg1" in single[0].evidence
+    assert single and "leaf1: all uplinks to agg1" in [e.text for e in single[0].evidence]
 
 
 def test_oversubscription_and_workload_scope(base: Fabric, catalog: Catalog) -> None:

@@ -64,6 +64,20 @@ class GpuSpec(_Entry):
     memory_GiB: float | None = None
     pcie_gen: int = Field(ge=1, le=7)
     pcie_lanes: int = Field(default=16, ge=1, le=32)
+    host_link: Literal["pcie", "nvlink-c2c"] = Field(
+        default="pcie",
+        description="how the GPU reaches host memory: PCIe, or NVLink-C2C on Grace superchips",
+    )
+    host_link_GBps: float | None = Field(
+        default=None,
+        gt=0,
+        description="per-direction GPU-host bandwidth when it is not PCIe (NVLink-C2C: 450)",
+    )
+    host_memory_GBps: float | None = Field(
+        default=None,
+        gt=0,
+        description="peak CPU memory bandwidth of a superchip's own CPU (host staging, no GDR)",
+    )
 
 
 class NicSpec(_Entry):
@@ -81,6 +95,11 @@ class NicSpec(_Entry):
     link_layers: Tup[Literal["ethernet", "infiniband"]]
     roce: bool = True
     form_factor: str | None = Field(default=None, description="cage, e.g. OSFP, QSFP112")
+    pci_vendor_id: str | None = Field(
+        default=None,
+        pattern=r"^0x[0-9a-f]{4}$",
+        description="PCI vendor id (NCCL's socket transport tunes itself by it: 0x1d0f AWS)",
+    )
 
 
 class PcieGenSpec(_Entry):

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from aifabric.catalog import Catalog
 from aifabric.dialects.observed import Observed
-from aifabric.findings import Finding, Severity, Value
+from aifabric.findings import EvidenceLike, Finding, Severity, Value, as_evidence
 from aifabric.model import Fabric, StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data
 
@@ -45,7 +45,7 @@ class CheckMeta(StrictModel):
         fix: str,
         expected: Value = None,
         actual: Value = None,
-        evidence: Iterable[str] = (),
+        evidence: Iterable[EvidenceLike] = (),
         severity: Severity | None = None,
         refs: Iterable[str] = (),
         confidence: float | None = None,
@@ -58,7 +58,7 @@ class CheckMeta(StrictModel):
             message=message,
             expected=expected,
             actual=actual,
-            evidence=list(evidence),
+            evidence=as_evidence(evidence),
             explanation=explanation,
             fix=fix,
             refs=list(dict.fromkeys([*self.refs, *refs])),

@@ -1,6 +1,6 @@
 """``aifabric check FABRIC [--configs DIR] [--bundle DIR] [--nccl-env FILE]``: the main job.
 Design checks, verify (intent, device configs, host state, NCCL environment) and the expected
-collective performance in one report (contracts.md keys: findings, summary, estimate)."""
+collective performance in one report (JSON keys: findings, summary, estimate)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from aifabric.cli.verify_cmd import (
 )
 from aifabric.design import load_fabric
 from aifabric.errors import AifabricError
-from aifabric.findings import exit_code_for, summarize
+from aifabric.findings import FABRIC_SOURCE, exit_code_for, summarize, with_sources
 from aifabric.perf.estimate import Estimate, estimate, sweep_sizes
 from aifabric.perf.fabric import platform_from_fabric
 from aifabric.topology.capacity import fabric_capacity
@@ -55,6 +55,7 @@ def check(
     with progress(f"checking {fabric_file}"):
         fabric = load_fabric(fabric_file, cat)
         run = run_verify(fabric, cat, configs=configs, bundle=bundle, nccl_env=nccl_env)
+        run.findings = with_sources(run.findings, {FABRIC_SOURCE: fabric_file.as_posix()})
     est: Estimate | None = None
     try:
         platform = platform_from_fabric(fabric, cat)
@@ -72,7 +73,13 @@ def check(
         for item in run.not_checked:
             err_console.print(f"not checked: {item}", markup=False, highlight=False)
     else:
-        emit_report(run, fmt, name=fabric.name, extra={"estimate": est.to_json() if est else None})
+        emit_report(
+            run,
+            fmt,
+            name=fabric.name,
+            fabric_file=fabric_file,
+            extra={"estimate": est.to_json() if est else None},
+        )
     raise typer.Exit(exit_code_for(run.findings))
 
 

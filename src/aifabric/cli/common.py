@@ -1,7 +1,7 @@
 """What every command shares: output format, consoles, JSON emission, finding tables.
 
 stdout carries results only (one JSON document with ``--format json``); progress, logs and
-errors go to stderr (contracts.md).
+errors go to stderr.
 """
 
 from __future__ import annotations
@@ -65,8 +65,15 @@ def get_catalog(files: list[Path] | None) -> Catalog:
     return load_catalog(files or [])
 
 
+JSON_FORMAT_VERSION = 2
+"""Version of the JSON documents the commands write (``format_version``, first key). 2: finding
+``evidence`` items are objects ``{source, line, text, subject}`` (1: strings)."""
+
+
 def emit_json(document: Any) -> None:
-    """Write exactly one JSON document to stdout."""
+    """Write exactly one JSON document to stdout (an object gets ``format_version`` first)."""
+    if isinstance(document, dict) and "format_version" not in document:
+        document = {"format_version": JSON_FORMAT_VERSION, **document}
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str))
     sys.stdout.write("\n")
 

@@ -1,6 +1,6 @@
 """``aifabric diagnose PATH...``: root causes from evidence (files, bundle directories), ranked,
 each saying whether the fabric, the host, the configuration or the application is at fault
-(contracts.md keys: ``findings``, ``summary``)."""
+(JSON keys: ``findings``, ``summary``)."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ __all__ = [
 
 
 def summary_json(cap: Capacity, bom: list[BomItem]) -> dict[str, Any]:
-    """The contract keys of ``design``/``show`` (contracts.md)."""
+    """The contract keys of ``design``/``show`` (their JSON output)."""
     return {
         "servers": cap.servers,
         "gpus": cap.gpus,

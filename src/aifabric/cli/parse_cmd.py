@@ -1,5 +1,5 @@
 """``aifabric parse FILE [--kind K]``: detect the kind of a captured output and print its
-records (contracts.md keys ``kind``, ``records``, ``warnings``).
+records (JSON keys ``kind``, ``records``, ``warnings``).
 
 Exit codes: 0 parsed (warnings allowed: a malformed line is reported and skipped), 2 when the
 input is not text, its kind cannot be told, or nothing in it could be parsed.
@@ -7,7 +7,6 @@ input is not text, its kind cannot be told, or nothing in it could be parsed.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,20 +18,17 @@ from aifabric.cli.common import FormatOpt, OutputFormat, emit_json, err_console,
 from aifabric.errors import InputError
 from aifabric.evidence import ParseResult, all_kinds, decode_capture, detect_scores, parse_text
 from aifabric.evidence.paste import describe, parse_paste
+from aifabric.inputs import read_input
 
 __all__ = ["parse"]
 
 
 def _read(path: Path) -> tuple[str, str]:
     if str(path) == "-":
-        return decode_capture(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
+        return decode_capture(read_input("-"), "<stdin>"), "<stdin>"
     if path.is_dir():
         raise InputError(f"{path}: is a directory; give one captured output file")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return decode_capture(data, str(path)), str(path)
+    return decode_capture(read_input(path), str(path)), str(path)
 
 
 def _kinds_table() -> Table:

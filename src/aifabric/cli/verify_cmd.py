@@ -1,6 +1,6 @@
 """``aifabric verify FABRIC [--configs DIR] [--bundle DIR] [--nccl-env FILE]``: the fabric intent
 against the seed's rules, and against what device configs, host state and the NCCL environment
-say. Findings as a table, JSON (contracts.md: ``findings``, ``summary``), JUnit XML or SARIF."""
+say. Findings as a table, JSON (``findings``, ``summary``), JUnit XML or SARIF."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from aifabric.design import load_fabric
 from aifabric.dialects.load import load_observed
 from aifabric.dialects.observed import Observed
 from aifabric.errors import InputError
-from aifabric.findings import Finding, exit_code_for, summarize
+from aifabric.findings import FABRIC_SOURCE, Finding, exit_code_for, summarize, with_sources
 from aifabric.model import Fabric
 
 __all__ = [
@@ -248,5 +248,7 @@ def verify(
         run = run_verify(fabric, cat, configs=configs, bundle=bundle, nccl_env=nccl_env)
         if fabric_file is None:
             run.not_checked.insert(0, NO_FABRIC)
+        else:
+            run.findings = with_sources(run.findings, {FABRIC_SOURCE: fabric_file.as_posix()})
     emit_report(run, fmt, name=fabric.name, fabric_file=fabric_file)
     raise typer.Exit(exit_code_for(run.findings))

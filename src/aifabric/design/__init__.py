@@ -215,7 +215,7 @@ def _design(spec: DesignSpec, catalog: Catalog) -> DesignResult:
             quantity="IP plan",
             value=scheme,
             formula="see rationale",
-            sources=["S19", "RFC 7938"],
+            sources=["S19", "https://www.rfc-editor.org/rfc/rfc7938"],
             note=why,
         )
     )

@@ -59,7 +59,7 @@ STANDARD_LENGTHS_M = (
 
 @dataclass(frozen=True)
 class BomItem:
-    """One line of the bill of materials (contracts.md: ``{item, count}`` plus detail)."""
+    """One line of the bill of materials (JSON: ``{item, count}`` plus detail)."""
 
     item: str
     count: int

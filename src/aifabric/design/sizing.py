@@ -129,7 +129,7 @@ def plan_fabric(
     S = servers
     R = ports
     ex: list[Explained] = []
-    src = ["S6", "S7", "RFC 7938 §3.2"]
+    src = ["S6", "S7", "https://www.rfc-editor.org/rfc/rfc7938#section-3.2"]
     step = n if layout == "tor" else 1
     x_max = leaf_host_capacity(R, breakout, nic_gbps, port_gbps, oversubscription, step=step)
     if x_max == 0:
@@ -193,7 +193,7 @@ def plan_fabric(
                 value=su,
                 formula="SU = min(x_max, S) unless given (one port per server per rail leaf)",
                 inputs={"x_max": x_max, "S": S},
-                sources=["NVIDIA rail-optimized RA"],
+                sources=["docs/references.md#rail-optimized"],
             )
         )
         ex.append(
@@ -283,7 +283,7 @@ def _two_tier(plan: FabricPlan, R: int, min_spines: int, top_free: int) -> Fabri
             formula="smallest divisor sp of u with "
             "sp >= max(min(min_spines, u), ceil(L*u/(R - r)))",
             inputs={"u": u, "L": L, "R": R, "r (reserved)": top_free, "min_spines": min_spines},
-            sources=["S6", "RFC 7938 §3.2"],
+            sources=["S6", "https://www.rfc-editor.org/rfc/rfc7938#section-3.2"],
             note=f"each leaf has {m} link(s) to every spine; spine ports used {L * m} of {R}",
         )
     )
@@ -344,7 +344,7 @@ def _three_tier(plan: FabricPlan, R: int, o2: float, top_free: int, min_spines: 
                 formula="largest Lp with Lp + ceil(Lp/o2) <= R"
                 + (", whole SUs of n rail leaves" if plan.layout == "rail" else ""),
                 inputs={"R": R, "o2": o2, "n": n},
-                sources=["RFC 7938 §3.2"],
+                sources=["https://www.rfc-editor.org/rfc/rfc7938#section-3.2"],
             ),
             Explained(
                 quantity="pods per plane",

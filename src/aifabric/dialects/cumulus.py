@@ -47,7 +47,7 @@ from aifabric.evidence.cumulus_traffic import (
     text_float,
     text_int,
 )
-from aifabric.evidence.sonic_config import DscpMap, QosSetting
+from aifabric.evidence.qos import DscpMap, QosSetting
 
 __all__ = ["expand_ports", "interpret", "trust_of"]
 

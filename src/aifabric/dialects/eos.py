@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from aifabric.dialects.observed import EcnObs, ObservedDevice, PortView, Src, Val
 from aifabric.dialects.ports import eos_neutral
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,

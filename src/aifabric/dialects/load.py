@@ -127,7 +127,8 @@ def load_observed(
             except InputError as exc:
                 obs.skipped.append(f"{rel}: {exc}")
                 continue
-            head = path.read_text(encoding="utf-8", errors="replace")[:20000]
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                head = fh.read(20000)
             name = _device_name(path, given, known, head)
             for w in result.warnings[:5]:
                 what = f"{w.message}: {w.text[:60]}" if w.text else w.message

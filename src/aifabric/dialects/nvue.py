@@ -51,7 +51,7 @@ from aifabric.dialects.observed import EcnObs, ObservedDevice, PortView, Src, Va
 from aifabric.dialects.ports import cumulus_neutral
 from aifabric.evidence.base import ParseResult
 from aifabric.evidence.nvue import NvueCounter, NvueSet, NvueTableRow
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,

@@ -52,7 +52,7 @@ from aifabric.dialects.eos import expand_interfaces, inherit_from_port_channel
 from aifabric.dialects.observed import EcnObs, ObservedDevice, PortView, Src, Val
 from aifabric.dialects.ports import nxos_neutral
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,

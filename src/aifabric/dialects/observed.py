@@ -4,7 +4,7 @@ Every dialect (SONiC config_db, Arista EOS and Cisco NX-OS running-config, NVIDI
 Cumulus ``traffic.conf``, host ``mlnx_qos``/sysfs/``cma_roce_tos``) is parsed by the evidence
 parsers and then *interpreted* into :class:`ObservedDevice`: per-port settings that override
 device-wide defaults, each value carrying where it was read (:class:`Src`, file and line) so a
-finding can quote it (contracts.md ``evidence``). ``verify`` compares this with the fabric
+finding can quote it (``Src.evidence``). ``verify`` compares this with the fabric
 intent (:class:`aifabric.model.QosPolicy`, link MTUs) and with the seed's rules (S11-S15, S18).
 
 Values that the configs do not state are ``None`` (unknown), never a guessed default: the checks
@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
+
+from aifabric.findings import EvidenceItem
 
 __all__ = [
     "EcnObs",
@@ -48,6 +50,15 @@ class Src:
         if self.default:
             where += " (platform default, not stated in the file)"
         return f"{where}: {self.text}" if self.text else where
+
+    def evidence(self, subject: str | None = None) -> EvidenceItem:
+        """This place as a finding's evidence item (a platform default says so in ``text``)."""
+        text = self.text or ""
+        if self.default:
+            text = f"{text} (platform default, not stated in the file)".strip()
+        return EvidenceItem(
+            source=self.file, line=self.line if self.line else None, text=text, subject=subject
+        )
 
 
 @dataclass(frozen=True, slots=True)

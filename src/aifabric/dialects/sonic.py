@@ -17,7 +17,7 @@
 
 Sources: sonic-buildimage ``files/build_templates/qos_config.j2`` and
 ``buffers_config.j2``; SONiC wiki "Configuration" and "PFC Watchdog Design";
-sonic-swss ``doc/swss-schema.md`` (field meanings). See anchors.md §1.3.
+sonic-swss ``doc/swss-schema.md`` (field meanings); docs/references.md#sonic-qos.
 """
 
 from __future__ import annotations
@@ -25,19 +25,21 @@ from __future__ import annotations
 from aifabric.dialects.observed import EcnObs, ObservedDevice, PortView, Src, Val
 from aifabric.dialects.ports import sonic_neutral_names
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.sonic_config import (
-    BufferAssignment,
-    BufferPool,
+from aifabric.evidence.qos import (
     BufferProfile,
-    CableLength,
     DscpMap,
     EcnConfig,
     PfcWatchdog,
     PortQos,
-    QueueConfig,
     QueueSchedule,
-    SonicPort,
     TcMap,
+)
+from aifabric.evidence.sonic_config import (
+    BufferAssignment,
+    BufferPool,
+    CableLength,
+    QueueConfig,
+    SonicPort,
 )
 
 __all__ = ["interpret"]

@@ -128,7 +128,7 @@ class ParseResult:
         return [r for r in self.records if isinstance(r, record_type)]
 
     def to_json(self) -> dict[str, Any]:
-        """The contract JSON form (contracts.md): ``kind``, ``records``, ``warnings``."""
+        """The JSON form ``parse --format json`` prints: ``kind``, ``records``, ``warnings``."""
         return {
             "kind": self.kind,
             "records": [r.to_json() for r in self.records],
@@ -150,7 +150,7 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
 
     Accepts UTF-8 (with or without BOM) and falls back to Latin-1 for stray bytes in otherwise
     textual output (vendor banners). Refuses binary input (NUL bytes, or more than 5% control
-    characters) with one :class:`InputError` line, as contracts.md requires (exit code 2).
+    characters) with one :class:`InputError` line (exit code 2).
     """
     if not data.strip():
         raise InputError(f"{name}: file is empty; nothing to parse")

@@ -32,15 +32,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.qos import DscpMap, EcnConfig, PfcConfig, QosSetting, TcMap, parse_id_list
 from aifabric.evidence.registry import register
-from aifabric.evidence.sonic_config import (
-    DscpMap,
-    EcnConfig,
-    PfcConfig,
-    QosSetting,
-    TcMap,
-    parse_id_list,
-)
 
 __all__ = [
     "PortGroup",

@@ -37,8 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.registry import register
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,
@@ -50,6 +49,7 @@ from aifabric.evidence.sonic_config import (
     TcMap,
     size_to_bytes,
 )
+from aifabric.evidence.registry import register
 
 __all__ = ["parse_eos_config"]
 
@@ -67,7 +67,9 @@ _PFC_PRIO_RE = re.compile(r"^priority-flow-control priority (\d+)(?: (no-drop|dr
 _WD_RE = re.compile(r"^priority-flow-control pause watchdog\b(?P<rest>.*)$")
 _QUEUE_RE = re.compile(r"^(?:uc-|mc-)?tx-queue (\d+)\s*$")
 _BW_RE = re.compile(r"^bandwidth (?:(guaranteed) )?percent (\d+(?:\.\d+)?)")
-_SPEED_RE = re.compile(r"(\d+(?:\.\d+)?)g", re.IGNORECASE)
+# starts only at the first digit of a run: an unanchored search would rescan the run from each
+# digit (quadratic on a long line of digits)
+_SPEED_RE = re.compile(r"(?<!\d)(\d++(?:\.\d++)?)g", re.IGNORECASE)
 _DETECT_STRONG = (
     "qos map dscp",
     "priority-flow-control priority",

@@ -176,8 +176,13 @@ class TransceiverPresence(Record):
 # --------------------------------------------------------------------------------------------
 # regexes
 
-_KV_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[^:\s][^:]*?)\s*:(?:[ \t]+(?P<val>.*?))?\s*$")
-_PROMPT_RE = re.compile(r"^\s*(?:[#$>%]\s|\S*[@~]\S*\s*[#$%]\s?|\^C|```)")
+# Linear on any line: the key ends at its last non-blank before the first colon and the value at
+# its last non-blank, both found by a greedy scan and one backtrack (a lazy key or value followed
+# by ``\s*`` rescans every blank run once per character: quadratic on a long run of blanks).
+_KV_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<key>[^:\s](?:[^:]*[^:\s])?)\s*:(?:[ \t]+(?P<val>(?:.*\S)?))?\s*$"
+)
+_PROMPT_RE = re.compile(r"^\s*(?:[#$>%]\s|[^\s@~]*[@~]\S*\s*[#$%]\s?|\^C|```)")  # linear
 _ETHTOOL_CMD_RE = re.compile(
     r"ethtool\s+(?:-m|--module-info|--dump-module-eeprom)\s+(?:-\S+\s+)*(?P<iface>[\w.:@-]+)"
 )
@@ -185,9 +190,11 @@ _SONIC_HDR_RE = re.compile(
     r"^(?P<iface>[A-Za-z][\w/.-]*\d): SFP EEPROM "
     r"(?P<state>detected|[Nn]ot detected|is not applicable.*)"
 )
-_CHANNEL_RE = re.compile(r"\s*\((?:Channel|Chan|Lane)\s*(?P<n>\d+)\)\s*")
+# the leading blanks are taken only from the start of their run (or none before the "(")
+_CHANNEL_RE = re.compile(r"(?:(?<!\s)\s*+)?\((?:Channel|Chan|Lane)\s*+(?P<n>\d+)\)\s*")
 _MW_RE = re.compile(
-    r"(?P<mw>[-+]?\d+(?:\.\d+)?)\s*mW(?:\s*/\s*(?P<dbm>[-+]?(?:inf|\d+(?:\.\d+)?))\s*dBm)?"
+    r"(?P<mw>[-+]?(?<!\d)\d++(?:\.\d++)?)\s*+mW"  # from the first digit of a run only
+    r"(?:\s*/\s*(?P<dbm>[-+]?(?:inf|\d+(?:\.\d+)?))\s*dBm)?"
 )
 _NUM_RE = re.compile(r"[-+]?(?:\d+(?:\.\d+)?|inf)", re.IGNORECASE)
 # a wrapped tail of a value: at column 0, starts like a value word, no colon

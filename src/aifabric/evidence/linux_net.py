@@ -33,13 +33,13 @@ Seed refs: S11/S21 (MTU per interface: 1500 vs 9000), S20/S22 (drop and error co
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
+from aifabric.inputs import loads_json
 
 __all__ = ["IpLink", "TcEntry", "parse_ip_link", "parse_tc"]
 
@@ -179,7 +179,7 @@ def _ip_link_json(text: str, result: ParseResult) -> bool:
     ``flags``, ``mtu``, ``operstate``, ``stats64.rx/tx``, ``vfinfo_list``...); False when the
     text is not such JSON."""
     try:
-        data: Any = json.loads(text)
+        data: Any = loads_json(text)
     except ValueError:
         return False
     if isinstance(data, dict):

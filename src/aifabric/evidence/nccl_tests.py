@@ -1,6 +1,12 @@
 """nccl-tests output (``all_reduce_perf``, ``all_gather_perf``, ``alltoall_perf``, ...): the
 per-size bandwidth table, its header and its summary, as typed records.
 
+(Over 800 lines because one state machine, ``_Parser``, reads every text layout nccl-tests has
+printed since 2017 together with the launcher prefixes and interleaved ranks users paste, and
+its cases depend on each other (a header announces the columns the rows are read by); the
+``-J`` JSON reader at the end shares the records and is the seam to split along if the module
+grows further.)
+
 Input: what the NVIDIA nccl-tests binaries print on stdout (``all_reduce_perf -b 8 -e 8G -f 2
 -g 8``, under ``mpirun``/``srun`` or alone), or the JSON file written with ``-J FILE.json``
 (nccl-tests 2.17+). Seed: S23 keeps the bus bandwidth per message size as the baseline of a link;
@@ -56,7 +62,6 @@ https://github.com/NVIDIA/nccl-tests/issues/82 (broadcast, ``N/A`` error cells).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -65,6 +70,7 @@ from typing import Any, ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
+from aifabric.inputs import loads_json
 
 __all__ = [
     "NcclTestsDevice",
@@ -1027,7 +1033,7 @@ def _opt_bool(v: Any) -> bool | None:
 def _parse_json(text: str) -> ParseResult:
     result = ParseResult(kind="nccl-tests")
     try:
-        doc = json.loads(text)
+        doc = loads_json(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         result.warn(line, f"not valid JSON ({exc.__class__.__name__}): truncated -J file?")

@@ -30,7 +30,6 @@ reference (``nv show qos roce``, ``nv show interface <if> qos roce counters``).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -38,8 +37,7 @@ from typing import Any, ClassVar
 import yaml
 
 from aifabric.evidence.base import ParseResult, Record
-from aifabric.evidence.registry import register
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,
@@ -50,6 +48,8 @@ from aifabric.evidence.sonic_config import (
     parse_id_list,
     size_to_bytes,
 )
+from aifabric.evidence.registry import register
+from aifabric.inputs import check_nesting, loads_json
 
 __all__ = ["NvueCounter", "NvueSet", "NvueTableRow", "parse_nvue"]
 
@@ -460,8 +460,9 @@ def _flatten(obj: Any, prefix: str, out: dict[str, str]) -> None:
 
 def _structured(text: str, result: ParseResult) -> None:
     try:
-        data = json.loads(text) if text.lstrip().startswith(("{", "[")) else None
+        data = loads_json(text) if text.lstrip().startswith(("{", "[")) else None
         if data is None:
+            check_nesting(text, "<input>")
             data = yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)

@@ -33,8 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.registry import register
-from aifabric.evidence.sonic_config import (
+from aifabric.evidence.qos import (
     DscpMap,
     EcnConfig,
     Mtu,
@@ -46,6 +45,7 @@ from aifabric.evidence.sonic_config import (
     parse_id_list,
     size_to_bytes,
 )
+from aifabric.evidence.registry import register
 
 __all__ = ["parse_nxos_config"]
 

@@ -148,7 +148,9 @@ _FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][\w ]*?\d?):\s*(?P<val>.*)$")
 _CLASS_RE = re.compile(r"^(?P<cls>[^:]+?)(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
 _IDS_RE = re.compile(r"\[(?P<ids>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\]")
 _REV_RE = re.compile(r"\(rev (?P<rev>[0-9a-fA-F]{2})\)")
-_PROMPT_RE = re.compile(r"^\s*(?:[#$%]\s|\S*[@~]\S*\s*[#$%]\s?|\S+ ~\s*[#$]\s|\^C|```|\[sudo\])")
+_PROMPT_RE = re.compile(
+    r"^\s*(?:[#$%]\s|[^\s@~]*[@~]\S*\s*[#$%]\s?|\S+ ~\s*[#$]\s|\^C|```|\[sudo\])"
+)
 
 
 def _set_flags(target: dict[str, bool], text: str) -> None:

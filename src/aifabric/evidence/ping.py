@@ -138,7 +138,9 @@ class PingSummary(Record):
     """Smallest MTU named by a ``Frag needed``/``message too long`` error of this run."""
 
 
-_PROMPT_RE = re.compile(r"^\s*(?:[#$%>]\s|\S*[@~]\S*\s*[#$%]\s?|\S*[@~]\S*\s*[#$%]$|\^C|```)")
+# ``[^\s@~]*[@~]`` (not ``\S*[@~]``): the first ``@``/``~`` is found without backtracking, so a
+# long line of ``@`` costs linear time (issue 16, ReDoS).
+_PROMPT_RE = re.compile(r"^\s*(?:[#$%>]\s|[^\s@~]*[@~]\S*\s*[#$%]|\^C|```)")
 _HDR_RE = re.compile(
     r"^PING\s+(?P<target>[^\s(]*)\s*\((?P<addr>[^()]*(?:\([^()]*\))?)\)"
     r"(?:\s+from\s+(?P<src>.+?)\s*)?:?\s+(?P<payload>\d+)(?:\((?P<total>\d+)\))?"

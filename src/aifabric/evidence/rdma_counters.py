@@ -37,13 +37,13 @@ drop counters: out_of_sequence, packet_seq_err, local_ack_timeout_err, out_of_bu
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
+from aifabric.inputs import loads_json
 
 __all__ = ["RdmaCounters", "parse_rdma_counters"]
 
@@ -253,7 +253,7 @@ def _parse_json(text: str, result: ParseResult) -> bool:
     """``rdma -j [-p] statistic [qp] show``: a list of objects with ``ifname``, ``port`` and one key
     per counter; False when the text is not such JSON."""
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError:
         return False
     if isinstance(data, dict):

@@ -33,13 +33,13 @@ under ``tests/fixtures/evidence/{ibdev2netdev,rdma-link,ibv-devices}/``. Seed re
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
+from aifabric.inputs import loads_json
 
 __all__ = [
     "Ibdev2netdev",
@@ -200,7 +200,7 @@ def _set_link(rec: RdmaLink, key: str, value: Any) -> None:
 
 def _link_json(text: str, res: ParseResult) -> bool:
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except ValueError:
         return False
     if isinstance(data, dict):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, decode_capture
+from aifabric.inputs import read_input
 
 __all__ = [
     "DETECT_MIN_SCORE",
@@ -192,9 +193,6 @@ def parse_bytes(data: bytes, kind: str | None = None, name: str = "<input>") -> 
 
 
 def parse_file(path: Path, kind: str | None = None) -> ParseResult:
-    """Read and parse one captured output file."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_bytes(data, kind, str(path))
+    """Read (under the input policy, :func:`aifabric.inputs.read_input`) and parse one captured
+    output file."""
+    return parse_bytes(read_input(path, "capture"), kind, str(path))

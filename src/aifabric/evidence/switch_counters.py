@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.qos import PfcWatchdog
 from aifabric.evidence.registry import register
-from aifabric.evidence.sonic_config import PfcWatchdog
 
 __all__ = [
     "IndexedCounters",
@@ -216,7 +216,7 @@ _INDEXED_HDR_RE = re.compile(r"^\s*Port\s+((?:PG|UC|MC|Q|ALL)\d+)(?:\s+[A-Z]+\d+
 _QNAME_RE = re.compile(r"^([A-Za-z]+)(\d+)$")
 _PFC_HDR_RE = re.compile(r"^\s*Port (Rx|Tx)\s+PFC0\s+PFC1")
 _NUM_RE = re.compile(r"^(?:\d{1,3}(?:,\d{3})+|\d+)$")
-_PROMPT_RE = re.compile(r"^\S*[@:]\S*[#$]\s|^[#$]\s|^\S+# ")
+_PROMPT_RE = re.compile(r"^[^\s@:]*[@:]\S*[#$]\s|^[#$]\s|^\S+# ")  # linear: first @/: fixed
 
 
 def _detect(text: str) -> float:

@@ -603,7 +603,7 @@ _PERF_STAGE_RE = re.compile(
 )
 _PERF_BOX_RE = re.compile(r"^\|\s*([A-Za-z][A-Za-z ]*?):\s+(.*?)\s*\|\s*$")
 _PERF_RULE_RE = re.compile(r"^\+[-+\w/]*[-+]$")
-_PERF_BANNER_RE = re.compile(r"^=+\s*(\S+)\s*=+$")
+_PERF_BANNER_RE = re.compile(r"^=+[ \t]*([^\s=]+)[ \t]*=+$")  # name without '=': linear
 _PERF_ROW_RE = re.compile(
     r"^(?:\[thread\s+(\d+)\]|(Final:))?\s*([-+\w.,']+(?:\s+[-+\w.,']+){3,7})$"
 )

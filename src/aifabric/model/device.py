@@ -39,13 +39,29 @@ class HostPort(StrictModel):
 
 
 class Nic(StrictModel):
-    """A network adapter in one PCIe slot; its ports share the slot's bandwidth (S9)."""
+    """A network adapter in one PCIe slot; its ports share the slot's bandwidth (S9).
+
+    ``gdr`` says whether GPUDirect RDMA works between the NIC and its local GPUs. Without it
+    (``gdr: false``) NCCL routes GPU↔NIC traffic through host memory: the GPU writes what it
+    sends into a host buffer the NIC reads, and reads what it receives from a host buffer the
+    NIC wrote, which costs PCIe-switch uplink and host-memory bandwidth (``aifabric estimate``
+    models it; ``--no-gdr`` says the same from the command line). A probe of the host
+    (``nvidia-peermem`` loaded, NCCL's ``/GDRDMA`` in its log) fills it; unset means unknown.
+    """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     model: str | None = Field(default=None, description="catalog NIC name, e.g. ConnectX-7")
     pcie_gen: int = Field(ge=1, le=7, description="generation the slot runs at (S9)")
     pcie_lanes: int = Field(default=16, ge=1, le=32)
     gpus: Tup[int] = Field(default=(), description="local GPU indices behind the same PCIe switch")
+    gdr: bool | None = Field(
+        default=None,
+        description=(
+            "GPUDirect RDMA between this NIC and its GPUs: false means NCCL stages every byte "
+            "through host memory (no nvidia-peermem/DMA-BUF, ACS, NCCL_NET_GDR_LEVEL); "
+            "unset means not known (treated as on, NCCL's default where supported)"
+        ),
+    )
     ports: Tup[HostPort] = Field(min_length=1)
 
     @property

@@ -18,6 +18,7 @@ from pydantic.json_schema import models_json_schema
 
 from aifabric.bulk import gc_paused
 from aifabric.errors import FabricFileError
+from aifabric.inputs import MAX_NESTING, NestingError, check_nesting
 from aifabric.model.base import StrictModel
 from aifabric.model.design_spec import DesignSpec
 from aifabric.model.fabric import Fabric, integrity_problems
@@ -75,7 +76,14 @@ def _is_json(file: str, text: str) -> bool:
 
 def _read_json_text(text: str, file: str) -> Any:
     try:
+        check_nesting(text, file, yaml=False)
         return json.loads(text)
+    except NestingError as exc:
+        raise FabricFileError(
+            f"nested deeper than {MAX_NESTING} levels; refusing to decode it",
+            file=file,
+            line=exc.lineno,
+        ) from None
     except json.JSONDecodeError as exc:
         raise FabricFileError(
             f"invalid JSON: {exc.msg} (column {exc.colno})", file=file, line=exc.lineno

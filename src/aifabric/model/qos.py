@@ -3,8 +3,8 @@ and checked against every observed config by later modules.
 
 Defaults follow the NVIDIA RoCE lossless defaults (Onyx/Cumulus ``show roce``: RoCE on
 priority/TC 3 with PFC, CNP on priority 6 strict, ECN absolute marking min 150 KB / max 1500 KB)
-and the seed's guidance of two queues only (S14). See ``shared/docs/reference``
-perf-model-and-limits.md §6.4 and anchors.md §1.3.
+and the seed's guidance of two queues only (S14). Sources: docs/references.md#ecn-dcqcn and
+docs/references.md#sonic-qos.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """nccl-tests definitions, exactly: algbw, busbw factors, and what "size" means (S23, S24).
 
 Source: NVIDIA/nccl-tests ``doc/PERFORMANCE.md`` and the ``*GetBw()`` functions in ``src/*.cu``
-(shared reference perf-model-and-limits.md §1):
+(https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md):
 
 * ``algbw = S / t`` in decimal GB/s (``bytes / 1e9 / seconds``);
 * ``busbw = algbw · factor(n)``: AllReduce ``2(n−1)/n``; ReduceScatter, AllGather, AlltoAll

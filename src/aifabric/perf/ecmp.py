@@ -1,9 +1,10 @@
-"""ECMP collision arithmetic (shared reference perf-model-and-limits.md §6.5).
+"""ECMP collision arithmetic (docs/references.md#ecmp).
 
 ``k`` equal elephant flows hashed uniformly onto ``m`` equal links are balls into bins: the mean
 load is ``k/m`` but the busiest link carries ``E[max]``, and a synchronous collective runs at the
-pace of its slowest flow. For ``k = m``: 8 → 2.60, 16 → 3.07, 32 → 3.53, 64 → 3.95 (reference
-§6.5, Monte Carlo), so random ECMP can leave a collective at ~1/3 of line rate.
+pace of its slowest flow. For ``k = m``: 8 → 2.60, 16 → 3.07, 32 → 3.53, 64 → 3.95 (the
+balls-into-bins maximum, computed here by Monte Carlo), so random ECMP can leave a collective at
+~1/3 of line rate.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ __all__ = ["ecmp_expected_max", "ecmp_factor"]
 @cache
 def ecmp_expected_max(flows: int, links: int, trials: int = 4000) -> float:
     """E[max load] when ``flows`` equal flows hash uniformly onto ``links`` links (Monte Carlo,
-    fixed seed so results repeat; reference §6.5: m = m → 2.60 at 8, 3.53 at 32)."""
+    fixed seed so results repeat; m = m → 2.60 at 8, 3.53 at 32)."""
     if flows <= 0 or links <= 0:
         return 0.0
     if links == 1:

@@ -1,7 +1,8 @@
 """Collective performance estimate: the time and bus bandwidth a platform should give, and why.
 
-``estimate(platform, collective, sizes)`` returns nccl-tests-shaped rows (contracts.md: size,
-time, algbw, busbw, algorithm, protocol), the link that bounds the result, and the explanation.
+``estimate(platform, collective, sizes)`` returns nccl-tests-shaped rows (size, time, algbw,
+busbw, algorithm, protocol: the stable JSON shape), the link that bounds the result, and the
+explanation.
 
 How a row is computed (S23, S24):
 
@@ -9,8 +10,11 @@ How a row is computed (S23, S24):
    model, the speed ladder), go through :func:`aifabric.perf.tuner.search_graph` and
    :func:`~aifabric.perf.tuner.choose`: the (algorithm, protocol) NCCL would run.
 2. *Effective* inputs, what the wire and buses deliver (NIC goodput after RoCE/IB framing, PCIe,
-   the fabric factor for oversubscription and ECMP), with the same channel counts, give the
-   time of that pair: ``t = α + S / bw`` (:mod:`aifabric.perf.tuner`, ``physical=True``).
+   host staging without GPUDirect RDMA, TCP streams, the fabric factor for oversubscription and
+   ECMP), with the same channel counts, give the time of that pair: ``t = α + S / bw``
+   (:mod:`aifabric.perf.tuner`, ``physical=True``). On two nodes NCCL's tree graph differs from
+   the ring's (:func:`~aifabric.perf.tuner.search_tree_graph`), which is what makes NCCL run
+   Tree or NVLSTree there and busbw exceed the ring bound.
 3. ``algbw = S/t``, ``busbw = algbw · factor(n)`` exactly as nccl-tests
    (:mod:`aifabric.perf.collectives`).
 
@@ -35,7 +39,13 @@ from aifabric.explain import Explained
 from aifabric.perf.collectives import Collective, busbw_factor
 from aifabric.perf.constants import Arch, NcclConstants, arch_of, load_constants
 from aifabric.perf.ecmp import ecmp_expected_max
-from aifabric.perf.hardware import NicPath, Transport, nic_goodput
+from aifabric.perf.hardware import (
+    HostStaging,
+    NicPath,
+    Transport,
+    nic_goodput,
+    socket_config,
+)
 from aifabric.perf.tuner import (
     Graph,
     NcclColl,
@@ -43,6 +53,7 @@ from aifabric.perf.tuner import (
     algo_time_parts,
     choose,
     search_graph,
+    search_tree_graph,
     tune,
 )
 
@@ -59,20 +70,54 @@ __all__ = [
 NVLS_MAX_ARITY = 32
 """NCCL_MAX_NVLS_ARITY: the NVLS graph has one channel per local GPU, at most this many."""
 
+NCCL_SRC = "https://github.com/NVIDIA/nccl/blob/v2.30.7-1/"
+REF_TESTS = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
+REF_ECMP = (
+    "balls into bins: Raab & Steger, 'Balls into Bins - A Simple and Tight Analysis', "
+    "RANDOM 1998, https://doi.org/10.1007/3-540-49543-6_13 (E[max load] of k flows on m links)"
+)
+REF_NODE_BW = (
+    "a ring crosses each node once per channel: busbw = NICs per node x NIC goodput " + REF_TESTS
+)
+REF_TWO_NODES = (
+    NCCL_SRC
+    + "src/graph/search.cc (tree second pass: 'increase bwIntra for trees'), "
+    + NCCL_SRC
+    + "src/graph/tuning.cc (nNodes <= 2: bwIntra; NVLSTree interBw x2); "
+    "https://github.com/NVIDIA/nccl/issues/946 and https://github.com/NVIDIA/nccl-tests/"
+    "issues/196 (two nodes: Tree/NVLSTree above the network bottleneck)"
+)
+REF_NVLS_TREE = (
+    "https://github.com/NVIDIA/nccl-tests/issues/153 (2 x 8 H800, 8 x 100G: busbw 161 of "
+    "~178 GB/s bound); https://github.com/aws-samples/aws-do-eks/blob/701c554a6f00012781e83e5a2"
+    "ea020fe6bb8cd46/Container-Root/eks/deployment/nccl-test/README.md (2 x p5.48xlarge, NVLS "
+    "tree: 438.85 GB/s at 2 GiB)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Efficiency:
     """Calibratable constants: what share of the physical figure NCCL achieves."""
 
     nic: float = 0.97
-    """NCCL goodput / wire goodput per NIC (reference §2.8, §2.10: 47.5 of 49.0 at 400G RoCE)."""
+    """NCCL goodput / wire goodput per NIC: 47.5 of 49.0 GB/s at 400G RoCE (NCCL maintainers:
+    46-49 GB/s per 400G NIC, nccl-tests#267, #290; 4 x 400G RoCE ring 190 GB/s)."""
     intra: float = 1.0
-    """Achieved / NCCL-modeled NVLink bandwidth (H100 ring busbw ~370 = modeled 370.8)."""
+    """Achieved / NCCL-modeled NVLink bandwidth (H100 ring busbw ~370 = modeled 370.8,
+    nccl-tests#212)."""
     latency: float = 1.0
     """Multiplier on NCCL's latency constants (fitted by calibration)."""
     bandwidth: float = 1.0
     """Multiplier on every effective bandwidth (fitted by calibration)."""
-    source: str = "defaults (reference perf-model-and-limits.md §2.8, §2.10, §5.1)"
+    nvls_tree: float = 0.9
+    """Share of its bound ``min(B_net, NVLS)`` that NVLSTree reaches on two nodes: 161 of 178
+    GB/s network-bound (2 x 8 H800 with 8 x 100G, nccl-tests#153) and 438.9 of ~460 GB/s
+    NVLS-bound (2 x p5.48xlarge at 2 GiB). On more nodes the ring-like bound already matches
+    published figures (4 x 8 H100, 366-381 GB/s) and no share is applied."""
+    source: str = (
+        "defaults: NIC 0.97 (nccl-tests#267, #290), NVLink 1.0 (nccl-tests#212), NVLSTree on "
+        "two nodes 0.9 (nccl-tests#153)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +187,7 @@ class FabricFactor:
                 "d_GBps_per_flow": round(d, 2),
                 "flows_on_busiest_uplink": round(load, 3),
             },
-            sources=["shared reference perf-model-and-limits.md §6.5", "S6"],
+            sources=[REF_ECMP, "S6"],
             note="hash ECMP: the collective waits for the busiest uplink" if self.ecmp else None,
         )
         return share * self.value, step
@@ -172,6 +217,23 @@ class Platform:
     fabric: FabricFactor = field(default_factory=FabricFactor)
     disabled: frozenset[str] = frozenset()
     nic_label: str = ""
+    gdr: bool = True
+    """GPUDirect RDMA between the NICs and the GPUs; False stages every byte through host
+    memory (:mod:`aifabric.perf.hardware`)."""
+    shared_pcie_switch: bool | None = None
+    """Each GPU and its NIC sit under one PCIe switch (the HGX layout). None: assumed for GPUs
+    on PCIe, not for NVLink-C2C superchips. Matters only without GDR."""
+    host_memory_GBps: float | None = None
+    """Peak host-memory bandwidth per node (None: the GPU catalog's superchip CPU figure, else
+    not modelled). Matters only without GDR."""
+    nic_pci_vendor: str | None = None
+    """The NIC's PCI vendor id; NCCL's socket transport tunes its threads by it."""
+    socket_threads: int | None = None
+    """``NCCL_SOCKET_NTHREADS`` (None: NCCL's automatic choice)."""
+    socket_socks_per_thread: int | None = None
+    """``NCCL_NSOCKS_PERTHREAD`` (None: NCCL's automatic choice)."""
+    tcp_flow_GBps: float = 2.0
+    """Rate of one TCP flow as NCCL drives it (nccl#209: one ring 1.85-2.06 GB/s)."""
 
     @property
     def ranks(self) -> int:
@@ -276,6 +338,33 @@ def _intra_nominal(p: Platform) -> tuple[float, Literal["nvlink", "pci"]]:
     return 24.0, "pci"
 
 
+def _shared_switch(p: Platform) -> bool:
+    """GPU and NIC under one PCIe switch: as stated, else assumed for PCIe-attached GPUs (the
+    HGX/DGX layout) and not for NVLink-C2C superchips, whose NICs hang off the CPU."""
+    if p.shared_pcie_switch is not None:
+        return p.shared_pcie_switch
+    return p.gpu.host_link == "pcie"
+
+
+def _staging(p: Platform) -> HostStaging | None:
+    """The host path NCCL takes without GPUDirect RDMA (None when GDR is on)."""
+    if p.gdr or p.transport == "socket":
+        return None
+    if p.gpu.host_link == "nvlink-c2c" and p.gpu.host_link_GBps:
+        link, kind = p.gpu.host_link_GBps, "nvlink-c2c"
+    else:
+        gen = p.gpu_pcie or p.nic_pcie
+        link, kind = gen.raw_GBps(p.gpu.pcie_lanes), "pcie"
+    return HostStaging(
+        gpu_link_GBps=link,
+        gpu_link=kind,
+        shared_switch=_shared_switch(p),
+        uplink_GBps=p.nic_pcie.effective_GBps(p.nic_pcie_lanes),
+        host_memory_GBps=p.host_memory_GBps or p.gpu.host_memory_GBps,
+        nics_per_node=max(p.nics_per_node, 1),
+    )
+
+
 @lru_cache(maxsize=256)
 def _derive(p: Platform) -> _Derived:
     """Nominal and effective tuner inputs of a platform (cached: platforms are frozen)."""
@@ -287,25 +376,15 @@ def _derive(p: Platform) -> _Derived:
     arch = p.arch
     intra_nom, intra_hw = _intra_nominal(p)
     gpus_per_nic = p.gpus_per_node / max(p.nics_per_node, 1)
-    nic = nic_goodput(
-        speed_gbps=p.nic_speed_gbps,
-        transport=p.transport,
-        eth_mtu=p.eth_mtu,
-        nic_pcie=p.nic_pcie,
-        nic_lanes=p.nic_pcie_lanes,
-        gpu_pcie=p.gpu_pcie,
-        gpu_lanes=p.gpu.pcie_lanes,
-        gpus_per_nic=1.0 / gpus_per_nic if gpus_per_nic > 0 else 1.0,
-        nic_efficiency=p.efficiency.nic,
-        ipv6=p.ipv6,
-        vlan=p.vlan,
-    )
-    # NCCL's own view of a NIC: speed/8 (topo.cc), capped by its PCIe model (width·speed/80)
+    # NCCL's own view of a NIC: speed/8 (topo.cc), capped by its PCIe model (width·speed/80);
+    # without GDR the GPU<->NIC path goes up to the CPU and back down (paths.cc), so a shared
+    # PCIe switch's uplink carries each channel twice
     nccl_pcie = p.nic_pcie.nccl_model_x16_GBps or p.nic_pcie.raw_GBps(16) * 0.76
     nccl_pcie *= p.nic_pcie_lanes / 16
     nic_nom = min(p.nic_speed_gbps / 8.0, nccl_pcie)
-    if p.transport == "socket":
-        nic_nom = min(nic_nom, nic.goodput_GBps)
+    staging = _staging(p)
+    if staging is not None and staging.shared_switch:
+        nic_nom = min(nic_nom, nccl_pcie / 2.0)
     if p.gpus_per_node == 1 and p.nodes > 1:
         intra_nom = max(intra_nom, nic_nom * p.nics_per_node)
     ring = search_graph(
@@ -316,6 +395,27 @@ def _derive(p: Platform) -> _Derived:
         intra_total_GBps=intra_nom,
         nic_GBps=nic_nom,
         nics_per_node=max(p.nics_per_node, 1),
+    )
+    # two nodes: the tree graph's intra-node speed climbs up to twice the network's
+    tree = search_tree_graph(c, arch, ring, intra_total_GBps=intra_nom) if p.nodes == 2 else ring
+    nic = nic_goodput(
+        speed_gbps=p.nic_speed_gbps,
+        transport=p.transport,
+        eth_mtu=p.eth_mtu,
+        nic_pcie=p.nic_pcie,
+        nic_lanes=p.nic_pcie_lanes,
+        gpu_pcie=p.gpu_pcie,
+        gpu_lanes=p.gpu.pcie_lanes,
+        gpus_per_nic=1.0 / gpus_per_nic if gpus_per_nic > 0 else 1.0,
+        nic_efficiency=p.efficiency.nic,
+        tcp_flow_GBps=p.tcp_flow_GBps,
+        sockets=socket_config(p.nic_pci_vendor, p.socket_threads, p.socket_socks_per_thread)
+        if p.transport == "socket"
+        else None,
+        connections=ring.n_channels / max(p.nics_per_node, 1),
+        ipv6=p.ipv6,
+        vlan=p.vlan,
+        staging=staging,
     )
     nvls_nom: Graph | None = None
     if p.gpu.nvls and p.gpus_per_node >= 4 and "nvls" not in p.disabled:
@@ -334,7 +434,7 @@ def _derive(p: Platform) -> _Derived:
         arch=arch,
         intra_hw=intra_hw,
         ring=ring,
-        tree=ring,
+        tree=tree,
         nvls=nvls_nom,
         collnet=collnet_nom,
         cpu=p.cpu,
@@ -400,7 +500,8 @@ def _derive_steps(p: Platform, d: _Derived) -> list[Explained]:
             quantity="NCCL graph (ring/tree)",
             value=f"{ring.n_channels} channels x {ring.bw_inter:g} GB/s",
             formula=(
-                "largest n·s over the speed ladder s with n <= 16, n·s <= NVLink per GPU and "
+                f"largest n·s over the speed ladder s with n <= {c.max_search_channels}, "
+                "n·s <= NVLink per GPU and "
                 "(across nodes) n <= NICs·floor(NIC/s); doubled when s >= 25 (not on Hopper+ "
                 "when s < 50 and n > 4)"
             ),
@@ -411,9 +512,35 @@ def _derive_steps(p: Platform, d: _Derived) -> list[Explained]:
                 "speed_step": ring.speed,
                 "duplicated": str(ring.duplicated),
             },
-            sources=[c.source, "shared reference perf-model-and-limits.md §2.1"],
+            sources=[c.source, NCCL_SRC + "src/graph/search.cc (speed arrays, DupChannels)"],
         )
     )
+    tree = d.nominal.tree
+    if p.nodes == 2:
+        steps.append(
+            Explained.fast(
+                quantity="NCCL tree graph (two nodes)",
+                value=f"{tree.n_channels} channels x {tree.bw_intra:g} GB/s intra-node, "
+                f"{tree.bw_inter:g} GB/s network",
+                formula=(
+                    "same channels and network speed s as the ring; the second pass raises the "
+                    "intra-node speed up the ladder while < 2s and n x speed <= NVLink per GPU; "
+                    "NCCL's tuner uses it for Tree on <= 2 nodes (and doubles NVLSTree's network "
+                    "term)"
+                ),
+                inputs={
+                    "channels": tree.n_channels,
+                    "network_speed_s": tree.bw_inter,
+                    "nvlink_GBps": round(intra_nom, 2),
+                },
+                sources=[REF_TWO_NODES],
+                note=(
+                    "each node's data crosses the network once per direction (a ring: "
+                    "2(n-1)/n times), so Tree's algbw is min(B_net, B_intra/2) and NVLSTree's "
+                    "min(B_net, NVLS): busbw can exceed the NICs' rate"
+                ),
+            )
+        )
     steps.append(
         Explained.fast(
             quantity="intra-node bandwidth per GPU",
@@ -444,7 +571,7 @@ def _derive_steps(p: Platform, d: _Derived) -> list[Explained]:
                     "nic_GBps": round(nic.goodput_GBps, 2),
                     "fabric_share": round(share, 4),
                 },
-                sources=["shared reference perf-model-and-limits.md §2.10"],
+                sources=[REF_NODE_BW],
             )
         )
     return steps
@@ -473,14 +600,19 @@ def _bound(p: Platform, d: _Derived, collective: Collective) -> dict[str, Any]:
             "bandwidth (oversubscription or ECMP collisions)",
         }
     label = p.nic_label or f"{p.nic_speed_gbps:g}G NIC"
+    staged = "without GPUDirect RDMA every byte is staged through host memory: "
     why = {
         "wire": f"{p.transport} line rate after framing",
         "nic-pcie": f"the NIC's PCIe Gen{p.nic_pcie.gen} x{p.nic_pcie_lanes} slot (S9)",
         "gpu-pcie": "the GPU's PCIe link (GPUDirect RDMA crosses it) (S9)",
-        "tcp": "TCP streams: socket transport is CPU-bound (S5)",
+        "tcp": "TCP streams: connections x sockets x per-flow rate (S5)",
+        "host-link": staged + "the GPU's own host link, crossed by SM loads and stores",
+        "pcie-switch": staged + "the PCIe switch uplink carries the GPU's and the NIC's flows",
+        "host-memory": staged + "host memory moves each network byte four times",
     }[d.nic.limit]
+    kinds = {"wire": "network", "tcp": "tcp", "host-memory": "host-memory"}
     return {
-        "kind": {"wire": "network", "tcp": "tcp"}.get(d.nic.limit, "pcie"),
+        "kind": kinds.get(d.nic.limit, "pcie"),
         "link": f"{p.nics_per_node} x {label} per node ({p.transport})",
         "limit_GBps": round(d.net_eff, 2),
         "reason": f"network bandwidth per node bounds it; each NIC is limited by {why}",
@@ -540,7 +672,7 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
             (pick.algorithm, pick.protocol), (pick.latency_us, pick.algbw_GBps)
         )
         lat *= p.efficiency.latency
-        bw *= p.efficiency.bandwidth
+        bw *= p.efficiency.bandwidth * _algo_share(p, pick.algorithm)
         alpha, beta = algo_time_parts(
             d.const, d.effective, coll, pick.algorithm, pick.protocol, lat, bw, size
         )
@@ -563,7 +695,10 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
     last = rows[-1]
 
     def explain() -> tuple[Explained, ...]:
-        steps = [*_derive_steps(p, d), _row_explained(p, collective, last, d)]
+        steps = [*_derive_steps(p, d)]
+        if collective != "alltoall" and n > 1:
+            steps.append(_choice_explained(p, d, collective, last.size_bytes))
+        steps.append(_row_explained(p, collective, last, d))
         if collective == "alltoall" and p.nodes > 1:
             _, a2a = p.fabric.share(
                 pattern="alltoall",
@@ -580,11 +715,12 @@ def estimate(p: Platform, collective: Collective, sizes: Sequence[int] | Iterabl
                 value=round(peak, 2),
                 unit="GB/s",
                 formula=(
-                    "1 node: B_intra (ring) or NVLS; n nodes: min(B_intra, B_net) "
-                    "(ring busbw does not depend on the node count, reference §2.10)"
+                    "1 node: B_intra (ring) or NVLS; n nodes, ring: min(B_intra, B_net) (does "
+                    "not depend on the node count); 2 nodes, Tree: 2(n-1)/n x min(B_net, "
+                    "B_intra/2); NVLSTree: 2(n-1)/n x min(B_net, NVLS) x share"
                 ),
                 inputs={"B_intra": _r(d.intra_eff), "B_net": _r(d.net_eff)},
-                sources=["shared reference perf-model-and-limits.md §2.10", "S23"],
+                sources=[REF_NODE_BW, REF_TWO_NODES, "S23"],
             )
         )
         return tuple(steps)
@@ -607,6 +743,43 @@ def _r(x: float) -> float | str:
     return round(x, 2) if math.isfinite(x) else "inf"
 
 
+def _algo_share(p: Platform, algorithm: str) -> float:
+    """NVLSTree on two nodes reaches ~0.9 of its bound (see :class:`Efficiency`)."""
+    return p.efficiency.nvls_tree if algorithm == "nvls_tree" and p.nodes == 2 else 1.0
+
+
+def _choice_explained(p: Platform, d: _Derived, collective: NcclColl, size: int) -> Explained:
+    """Which algorithm NCCL runs at ``size`` and why: its own time for every candidate."""
+    pick, times = choose(d.const, d.nominal, collective, size)
+    best: dict[str, tuple[float, str]] = {}
+    for (algo, proto), t in times.items():
+        if algo not in best or t < best[algo][0]:
+            best[algo] = (t, proto)
+    ranked = sorted(best.items(), key=lambda kv: kv[1][0])
+    inputs: dict[str, float | int | str] = {
+        f"{_ALGO_NAMES[a]}/{proto}": round(t, 2) for a, (t, proto) in ranked
+    }
+    why = "the smallest lat + S/(1000 bw) in NCCL's own table (times in us, NCCL's view)"
+    if p.nodes == 2 and pick.algorithm in ("tree", "nvls_tree"):
+        why += (
+            "; on two nodes the tree moves each node's data across the network once per "
+            "direction, so it beats the ring's 2(n-1)/n"
+        )
+    elif p.nodes == 2 and pick.algorithm == "ring" and "tree" in best:
+        why += (
+            "; Tree would halve the network traffic on two nodes, but NCCL's per-channel tree "
+            "caps (perChMaxTreeBw) keep Ring ahead with this many NICs"
+        )
+    return Explained.fast(
+        quantity=f"algorithm NCCL runs at {size} B",
+        value=f"{_ALGO_NAMES[pick.algorithm]}/{pick.protocol}",
+        formula="argmin over (algorithm, protocol) of lat + S/(1000 bw) (NCCL's selector)",
+        inputs=inputs,
+        sources=[d.const.source, NCCL_SRC + "src/enqueue.cc (topoGetAlgoInfo)"],
+        note=why,
+    )
+
+
 def _peak_busbw(p: Platform, d: _Derived, collective: Collective) -> float:
     big = 16 << 30
     if collective == "alltoall":
@@ -617,7 +790,8 @@ def _peak_busbw(p: Platform, d: _Derived, collective: Collective) -> float:
     _, bw = tune(d.const, d.effective, collective).get(
         (pick.algorithm, pick.protocol), (pick.latency_us, pick.algbw_GBps)
     )
-    return bw * p.efficiency.bandwidth * busbw_factor(collective, p.ranks)
+    bw *= p.efficiency.bandwidth * _algo_share(p, pick.algorithm)
+    return bw * busbw_factor(collective, p.ranks)
 
 
 def _row_explained(p: Platform, collective: Collective, row: Row, d: _Derived) -> Explained:
@@ -637,5 +811,5 @@ def _row_explained(p: Platform, collective: Collective, row: Row, d: _Derived) -
             "factor": round(busbw_factor(collective, p.ranks), 4),
             "ranks": p.ranks,
         },
-        sources=[d.const.source, "nccl-tests doc/PERFORMANCE.md (shared reference §1)"],
+        sources=[d.const.source, REF_TESTS],
     )

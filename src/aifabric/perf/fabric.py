@@ -9,12 +9,15 @@ crosses:
   super-spines when its servers sit in different pods);
 * the **oversubscription** of each tier crossed (``topology/capacity.py``): traffic through a
   ``r:1`` leaf gets ``1/r`` of its NIC rate at most;
-* the expected **ECMP collision penalty** (shared reference perf-model-and-limits.md §6.5): a
-  synchronous collective finishes at its slowest flow; ``k`` flows hashed onto ``m`` uplinks put
+* the expected **ECMP collision penalty** (balls into bins): a synchronous collective finishes
+  at its slowest flow; ``k`` flows hashed onto ``m`` uplinks put
   ``E[max load]`` flows on the busiest one where ``k/m`` was the fair share, so the collective
   gets ``(k/m) / E[max load]`` of the uplink capacity. It applies to RoCE with hash-based ECMP
   (``load_balance="ecmp"``, the default for RoCE); InfiniBand's static fat-tree routing and
-  adaptive routing / packet spraying (``"adaptive"``) are treated as collision-free.
+  adaptive routing / packet spraying (``"adaptive"``) are treated as collision-free;
+* the **host path**: ``gdr: false`` on a data NIC means GPUDirect RDMA is off (traffic staged
+  through host memory), and a NIC listing its local ``gpus`` shares their PCIe switch; the NIC
+  model's PCI vendor picks NCCL's socket-transport defaults.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections import Counter, defaultdict
 from typing import Literal
 
 from aifabric.catalog import Catalog
-from aifabric.errors import InputError
+from aifabric.errors import CatalogError, InputError
 from aifabric.explain import Explained
 from aifabric.model import Fabric
 from aifabric.model.device import Server
@@ -37,7 +40,10 @@ __all__ = ["LoadBalance", "ecmp_expected_max", "ecmp_factor", "platform_from_fab
 
 LoadBalance = Literal["auto", "ecmp", "adaptive"]
 DATA_PURPOSES = ("roce", "ib")
-REF_ECMP = "shared reference perf-model-and-limits.md §6.5"
+REF_ECMP = (
+    "balls into bins: Raab & Steger, 'Balls into Bins - A Simple and Tight Analysis', "
+    "RANDOM 1998, https://doi.org/10.1007/3-540-49543-6_13 (E[max load] of k flows on m uplinks)"
+)
 
 
 def _data_ports(server: Server) -> list[tuple[int, int, float]]:
@@ -96,6 +102,9 @@ def platform_from_fabric(
     factor = _fabric_factor(fabric, job, transport, load_balance, nic_speed, len(ports))
     model_nic = nic.model if nic and nic.model else None
     label = f"{model_nic} {nic_speed:g}G" if model_nic else f"{nic_speed:g}G NIC"
+    data_nics = [first.nics[i] for i in sorted({i for i, _, _ in ports})]
+    vendor = _nic_vendor(catalog, model_nic)
+    shared = True if data_nics and all(n.gpus for n in data_nics) else None
     return Platform(
         gpu=gpu_spec,
         nodes=n,
@@ -111,7 +120,20 @@ def platform_from_fabric(
         efficiency=efficiency or Efficiency(),
         fabric=factor,
         nic_label=label,
+        gdr=not any(n.gdr is False for n in data_nics),
+        shared_pcie_switch=shared,
+        nic_pci_vendor=vendor,
     )
+
+
+def _nic_vendor(catalog: Catalog, model: str | None) -> str | None:
+    """The catalog NIC's PCI vendor id (None when the model is not named or not catalogued)."""
+    if model is None:
+        return None
+    try:
+        return catalog.nic(model).pci_vendor_id
+    except CatalogError:
+        return None
 
 
 def _fabric_factor(

@@ -1,8 +1,9 @@
-"""NCCL's performance model, re-implemented from its description (S24: explainable numbers).
+"""NCCL's performance model, re-implemented from its source (S24: explainable numbers).
 
-This follows ``src/graph/tuning.cc`` (``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``) and the
-graph-search speed ladder of ``src/graph/search.cc`` as documented in shared reference
-perf-model-and-limits.md §2; the constants are data (``perf/data/nccl.yaml``).
+This follows NCCL ``src/graph/tuning.cc`` (``ncclTopoTuneModel``, ``ncclTopoGetAlgoTime``) and
+the graph search of ``src/graph/search.cc`` (speed ladders, channel duplication, the tree
+graph's second pass) at tag v2.30.7-1 (https://github.com/NVIDIA/nccl/tree/v2.30.7-1); the
+constants are data (``perf/data/nccl.yaml``).
 
 For every (collective, algorithm, protocol) the model gives a latency ``lat`` (µs) and an
 algorithm bandwidth ``bw`` (GB/s, after NCCL's bus→algorithm conversion); the time of one call on
@@ -12,14 +13,23 @@ The same function serves twice (see :mod:`aifabric.perf.estimate`): with NCCL's 
 inputs (what NCCL itself believes: NIC speed/8, its NVLink constants, the speed ladder) it picks
 the algorithm and protocol as NCCL would; with *effective* inputs (goodput after framing, PCIe,
 oversubscription; ``physical=True``) it predicts the time the chosen pair actually takes.
-``physical=True`` changes two things NCCL's selector over- or under-states on purpose:
+``physical=True`` changes what NCCL's selector over- or under-states on purpose:
 
 * NVLS AllReduce: NCCL doubles the per-channel NVLS bandwidth ("pipelines two operations");
   measured NVLS AllReduce on 8×H100 is algbw ≈ 275 GB/s, busbw ≈ 480 (nccl-tests#212), which
   is ``B·η·(nCh−1)/nCh`` without the doubling (370.8·0.85·7/8 = 276).
-* Tree on 2 or 3 nodes moves less data across the network than a ring (each node sends S, not
-  2(n−1)/n·S): network bandwidth ×2 on 2 nodes, ×4/3 on 3 (the SimAI calbusbw closed form,
-  reference §2.9; the reason busbw exceeds the NIC rate on 2 nodes, reference §1 caveat 1).
+* Tree and NVLSTree on **two nodes**: each node's data crosses the network once per direction
+  (the root node receives the other node's reduced data and sends the result back), where a
+  ring sends ``2(n−1)/n·S`` through every node: "on 2 nodes, traffic is not uniformly balanced
+  and we have 2x less traffic on the network than on the intra-node connections ... Tree
+  performance can go up to ~2x the network speed" (nccl#946). The intra-node chain carries the
+  data up and back down, so Tree's algorithm bandwidth is ``min(B_net, B_intra/2)``; NVLSTree's
+  is ``min(B_net, NVLS)``. NCCL's tuner sees the same through its tree graph: on two nodes the
+  search raises the tree's intra-node speed up to twice the network speed (search.cc, "increase
+  bwIntra for trees (2 nodes or collnet)") and the tuner uses that speed when ``nNodes <= 2``
+  (and doubles NVLSTree's network term); with many NICs the per-channel tree caps keep Ring
+  ahead ("if you have 8 NICs, Tree will struggle to get better performance than ring",
+  nccl-tests#196). On 3 nodes a tree sends ``4/3`` less than a ring (SimAI calbusbw).
 """
 
 from __future__ import annotations
@@ -29,7 +39,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from aifabric.perf.collectives import Collective
-from aifabric.perf.constants import ALGORITHMS, PROTOCOLS, Algorithm, Arch, NcclConstants, Protocol
+from aifabric.perf.constants import (
+    ALGORITHMS,
+    PROTOCOLS,
+    Algorithm,
+    Arch,
+    NcclConstants,
+    Protocol,
+    load_constants,
+)
 
 __all__ = [
     "Choice",
@@ -39,6 +57,7 @@ __all__ = [
     "algo_time_us",
     "choose",
     "search_graph",
+    "search_tree_graph",
     "tune",
 ]
 
@@ -112,7 +131,9 @@ def search_graph(
 ) -> Graph:
     """Emulate the graph search's outcome: the speed-ladder step ``s`` and channel count ``nCh``
     that maximise ``nCh·s`` under the per-GPU intra-node bandwidth and (across nodes) the NIC
-    bandwidth, at most ``max_search_channels`` channels; then NCCL's channel duplication
+    bandwidth, at most ``max_search_channels`` channels, trying lower speeds only while they
+    stay above 0.49 of the best one found (search.cc: ``speedArray[speedIndex + 1] /
+    graph->bwInter > .49``); then NCCL's channel duplication
     (``ncclTopoDupChannels``: double when ``s ≥ 25``, except on Hopper+ when ``s < 50`` and
     ``nCh > 4``; the per-channel bandwidth halves, the total is unchanged).
 
@@ -134,6 +155,26 @@ def search_graph(
 _SEARCHED: dict[tuple[object, ...], Graph] = {}
 
 
+def search_tree_graph(
+    c: NcclConstants, arch: Arch, ring: Graph, *, intra_total_GBps: float
+) -> Graph:
+    """NCCL's tree graph on two nodes (search.cc ``ncclTopoCompute`` with the tree pattern).
+
+    The tree is searched with exactly the ring's channel count (``init.cc``: ``treeGraph->
+    minChannels = maxChannels = ringGraph->nChannels``) and the ring's per-channel network speed
+    ``s``; its second pass then raises the intra-node speed one step of the inter-node ladder at
+    a time while it is below ``2·s`` and the channels still fit the NVLink of one GPU
+    (``nCh·bwIntra <= B_NVLink``). The result keeps ``bw_inter = s``; ``bw_intra`` is what
+    NCCL's tuner uses for Tree on two nodes."""
+    inter = ring.bw_inter
+    intra = inter
+    for step in sorted(x for x in c.speeds(arch, True) if x > inter):
+        if intra >= 2.0 * inter - 1e-9 or ring.n_channels * step > intra_total_GBps + 1e-9:
+            break
+        intra = step
+    return Graph(ring.n_channels, intra, inter, speed=ring.speed, duplicated=ring.duplicated)
+
+
 def _search(
     c: NcclConstants,
     arch: Arch,
@@ -147,6 +188,8 @@ def _search(
     best: tuple[float, int, float] = (0.0, 0, 0.0)
     target = max(intra_total_GBps, nic_GBps * nics_per_node if inter else 0.0)
     for s in c.speeds(arch, inter):
+        if best[2] and s / best[2] <= 0.49:
+            break  # search.cc lowers the speed only while next / found > .49
         n = min(cap, math.floor(intra_total_GBps / s + 1e-9))
         if inter:
             n = min(n, nics_per_node * math.floor(nic_GBps / s + 1e-9))
@@ -171,8 +214,12 @@ def _search(
     return Graph(n_ch, s, s, speed=s)
 
 
-def _enabled(inp: TunerInputs, coll: NcclColl, algo: Algorithm, proto: Protocol) -> bool:
+def _enabled(
+    c: NcclConstants, inp: TunerInputs, coll: NcclColl, algo: Algorithm, proto: Protocol
+) -> bool:
     if algo in inp.disabled or proto in inp.disabled:
+        return False
+    if algo not in c.algorithms:  # e.g. PAT before 2.23
         return False
     if coll in ("broadcast", "reduce") and algo != "ring":
         return False
@@ -233,20 +280,35 @@ def _bandwidth(
     ll_max = c.ll_max_bw_GBps[llrow][col]
     collnet = algo in ("collnet_direct", "collnet_chain")
     bw = g.bw_intra if nodes <= 2 or collnet else g.bw_inter
+    if algo in ("nvls", "nvls_tree") and c.nvls_algbw_ratio is not None and not inp.physical:
+        # before 2.28 (tuning.cc at v2.26.6-1): NVLS bw = min(bwIntra, bwInter), NVLSTree
+        # min(bwIntra, bwInter or bwInter/2 past two nodes), busBw = nChannels·bw, then a fixed
+        # bus→algorithm ratio (5/6; 0.75 in 2.18.1), none for AllGather/ReduceScatter
+        inter = g.bw_inter if algo == "nvls" or nodes <= 2 else g.bw_inter / 2
+        bus = g.n_channels * min(g.bw_intra, inter)
+        return bus if coll in ("allgather", "reducescatter") else bus * c.nvls_algbw_ratio
     if algo in ("nvls", "nvls_tree"):
         if g.n_channels < 2:
             return 0.0
-        intra = g.bw_intra * c.nvls_efficiency[arch] * (g.n_channels - 1) / g.n_channels
+        # what NVLS SHARP delivers is the hardware's, whatever the release: where the release
+        # predates NCCL's measured nvlsEfficiency (2.28), the physical path uses the newest one
+        eff = c.nvls_efficiency[arch] or load_constants().nvls_efficiency[arch]
+        intra = g.bw_intra * eff * (g.n_channels - 1) / g.n_channels
         if coll == "allreduce":
             # NCCL: x2 ("pipelines two operations"); measured: algbw = B·η·(nCh−1)/nCh, i.e. a
             # busBw of that x 2(n−1)/n before the bus→algorithm conversion below
             intra *= 2.0 * (n - 1) / n if inp.physical else 2.0
         else:
             intra *= (ppn - 1) / ppn
-        inter = g.bw_inter * (2.0 if nodes <= 2 and algo == "nvls_tree" else 1.0)
+        two = nodes <= 2 and algo == "nvls_tree"
+        # NCCL: network term x2 on two nodes; physically each node's data crosses the network
+        # once per direction, i.e. algbw = B_net, a per-channel busBw of bw_inter x 2(n-1)/n
+        inter = g.bw_inter * ((2.0 * (n - 1) / n if inp.physical else 2.0) if two else 1.0)
         bw = min(intra, inter)
         if algo == "nvls_tree":
             bw = min(bw, c.per_ch_max_nvls_tree_bw_GBps[arch][col])
+    tree_factor = 0.92
+    cap_channels = g.n_channels
     if inp.physical and nodes > 1 and not collnet and algo in ("ring", "tree"):
         # what the wire carries: the network-bound per-channel rate, never NVLink's, even on 2
         # nodes (NCCL's selector uses bwIntra there); a tree on 2 or 3 nodes sends S per node
@@ -259,23 +321,31 @@ def _bandwidth(
             else 1.0
         )
         bw = min(g.bw_inter * boost, g.bw_intra)
+        if algo == "tree" and nodes == 2:
+            # the data-movement bound min(2 B_net, B_intra) itself: NCCL's 0.92 belongs to its
+            # selector; the per-channel SM caps apply to the channels that run, twice the
+            # graph's (connect.cc ncclTopoPostset: "Duplication should be complete now")
+            tree_factor = 1.0
+            cap_channels = min(c.max_channels, 2 * g.n_channels)
     bus = g.n_channels * bw
     if algo == "ring" and proto == "LL":
-        bus = min(ll_max, bus * 0.5)
+        # 0.5 since 2.21; before, 1/4 (several nodes, AllReduce, Reduce) or 1/3
+        ll = c.ring_ll_factor[0 if nodes > 1 or coll in ("allreduce", "reduce") else 1]
+        bus = min(ll_max, bus * ll)
     if algo == "ring" and proto == "LL128":
         factor = c.ring_ll128_factor if ppn >= 2 else c.ring_ll128_factor_ppn1
         bus = min(bus * factor, g.n_channels * c.per_ch_max_ring_ll128_bw_GBps[arch][col])
     if algo == "tree" and coll == "allreduce":
-        bus = min(bus * 0.92, g.n_channels * c.per_ch_max_tree_bw_GBps[arch][col])
+        bus = min(bus * tree_factor, cap_channels * c.per_ch_max_tree_bw_GBps[arch][col])
     if algo == "tree" and proto == "LL":
         bus = min(bus / 3.8, ll_max)
     if algo == "tree" and proto == "LL128":
         bus = min(
             bus * (7.0 / 9.0 if nodes == 1 else 120.0 / 128.0),
-            g.n_channels * c.per_ch_max_tree_ll128_bw_GBps[arch][col],
+            cap_channels * c.per_ch_max_tree_ll128_bw_GBps[arch][col],
         )
     if algo == "pat":
-        bus *= 0.75
+        bus *= c.pat_factor  # 0.85 in 2.23, 0.75 since 2.24
     if algo == "collnet_direct":
         if coll in ("allgather", "reducescatter"):
             bus = ppn * min(g.bw_intra, g.bw_inter * 0.9)
@@ -365,7 +435,7 @@ def _tune(
     table: dict[tuple[Algorithm, Protocol], tuple[float, float]] = {}
     for algo in ALGORITHMS:
         for proto in PROTOCOLS:
-            if not _enabled(inp, coll, algo, proto):
+            if not _enabled(c, inp, coll, algo, proto):
                 continue
             bw = _bandwidth(c, inp, coll, algo, proto)
             if bw > 0:
@@ -391,7 +461,8 @@ def algo_time_parts(
     if (
         algo == "nvls_tree"
         and coll == "allreduce"
-        and 0 <= log_size < 24
+        and 0 <= log_size < len(c.tree_correction[_P[proto]])
+        and c.nvls_tree_correction
         and inp.arch == "blackwell"
         and inp.cpu in ("intel", "amd")
     ):

@@ -7,12 +7,12 @@ article's figure beside it, with the reasons they differ (S24):
 
 * a ring AllReduce moves ``2(n−1)/n · S`` through every rank (reduce-scatter, then all-gather),
   so its bandwidth term is ``t_bw = 2(n−1)/n · S / B``: about twice the seed's figure at large
-  ``n`` for the same ``B`` (nccl-tests' busbw factor, shared reference perf-model-and-limits.md
-  §1);
+  ``n`` for the same ``B`` (nccl-tests' busbw factor, doc/PERFORMANCE.md);
 * ``B`` is the per-rank bottleneck bandwidth, not the line rate: NIC goodput after RoCE/IB
-  framing and NCCL's efficiency (47.5 GB/s on 400G RoCE, reference §5.3), and when several ranks
+  framing and NCCL's efficiency (47.5 GB/s on 400G RoCE, nccl-tests#267), and when several ranks
   of one communicator share a server, the server's NIC aggregate is what the ring crosses
-  (reference §2.10: ``t = 2(n−1)/n · S / (N_NIC · B_NIC)``, capped by NVLink);
+  (a ring leaves each node once per channel: ``t = 2(n−1)/n · S / (N_NIC · B_NIC)``, capped
+  by NVLink);
 * with tensor or pipeline parallelism each data-parallel rank syncs only its shard
   ``parameters / (tp · pp)``; gradients are often bf16 (2 bytes), which halves ``S``.
 
@@ -61,10 +61,17 @@ __all__ = [
     "training_iteration",
 ]
 
-REF_BUSBW = "shared reference perf-model-and-limits.md §1 (nccl-tests busbw 2(n−1)/n)"
-REF_NODE_BW = "shared reference perf-model-and-limits.md §2.10 (ring crosses N_NIC·B_NIC per node)"
+REF_BUSBW = (
+    "nccl-tests busbw 2(n-1)/n: https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
+)
+REF_NODE_BW = (
+    "a ring crosses each node once per channel, so it crosses N_NIC x B_NIC per node: "
+    "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md (busbw), "
+    "https://github.com/NVIDIA/nccl-tests/issues/267 (per-NIC goodput)"
+)
 REF_MEGATRON = (
-    "Megatron-LM (Shoeybi et al. 2019 §3; Narayanan et al. 2021): 2 TP all-reduces forward and "
+    "Megatron-LM (Shoeybi et al. 2019 §3, https://arxiv.org/abs/1909.08053; Narayanan et al. "
+    "2021, https://arxiv.org/abs/2104.04473): 2 TP all-reduces forward and "
     "2 backward per transformer layer, of b·s·h activations"
 )
 
@@ -311,7 +318,7 @@ def gradient_sync(
     * the DP communicator comes from :func:`placement` (S8);
     * ``t_bw = 2(n−1)/n · S / B`` with ``B`` the communicator's bottleneck per-rank bandwidth
       (the estimate's bounding link: one NIC's goodput when the DP ranks sit on different
-      servers and each uses its own rail NIC, reference §2.10);
+      servers and each uses its own rail NIC);
     * ``nccl_time_s``: :func:`~aifabric.perf.estimate.estimate` for AllReduce of ``S`` (with
       ``zero``: ReduceScatter of ``S`` then AllGather of ``S``, ZeRO/FSDP; same bytes on the
       wire, factor ``(n−1)/n`` each);
@@ -490,11 +497,9 @@ def _differences(
                 f"{pl.nic_share:g} of the server's {pl.server_nics} NICs (all the server's GPUs "
                 "sync at once, each over its own NICs); "
                 + (
-                    "those NICs give more than the scale-up links, so NVLink bounds the ring "
-                    "(reference §2.10)."
+                    "those NICs give more than the scale-up links, so NVLink bounds the ring."
                     if kind in ("nvlink", "pcie") and pl.ranks_per_node > 1
-                    else "B is their goodput after framing and NCCL's efficiency (reference "
-                    "§2.10, §5.3)."
+                    else "B is their goodput after framing and NCCL's efficiency."
                 )
             )
         ),

@@ -1,8 +1,9 @@
 """Findings as SARIF 2.1.0, for code-scanning panes (GitHub code scanning, GitLab, Azure DevOps).
 
 Format: OASIS "Static Analysis Results Interchange Format (SARIF) Version 2.1.0" (errata 01),
-JSON schema ``sarif-schema-2.1.0.json`` (oasis-tcs/sarif-spec, ``sarif-2.1/schema/``; a copy is
-kept under ``tests/fixtures/report/`` and the tests validate every log against it).
+JSON schema ``sarif-schema-2.1.0.json`` (oasis-tcs/sarif-spec, ``sarif-2.1/schema/``; a copy
+ships in the package, :func:`sarif_schema`, and the tests validate every log against it with
+``jsonschema``).
 
 Mapping:
 
@@ -15,17 +16,15 @@ Mapping:
   ``properties.category``. A finding of a check not in ``checks`` gets a bare rule of its own.
 * ``results``: ``ruleId``, ``ruleIndex``, ``level`` (the finding's own severity, which may differ
   from the rule's default), ``message.text`` (message, then ``Fix: ...`` on its own line).
-* ``locations[0]``: a ``physicalLocation`` when an evidence string names a file (the shapes
-  ``Src.__str__`` writes: ``"<file> line <n>: <text>"``, ``"<file> line <n>"``,
-  ``"<file>: <text>"``, optionally with `` (platform default, not stated in the file)`` after the
-  place), with ``artifactLocation.uri`` (relative path, forward slashes, percent-encoded) and
-  ``region.startLine``; always ``logicalLocations`` with the finding's target (``kind`` ``link``
-  for ``a -> b``, ``device`` for a bare name, ``object`` for ports and groups). Further evidence
-  files go to ``relatedLocations``. ``artifacts`` maps a file name as evidence writes it to the
-  path to report (``{"fabric file": "fabrics/prod.yaml"}``); without it the ``"<x>: <text>"``
-  shape counts as a file only when ``x`` looks like a path (no blank, and a ``/`` or a config or
-  capture suffix such as ``.json``/``.cfg``/``.txt``), so ``"leaf1: access"`` or
-  ``"spine1.pod2: spine"`` (device names) are not taken for files.
+* ``locations[0]``: a ``physicalLocation`` from the first evidence item that has a ``source``
+  file (``artifactLocation.uri``: relative path, forward slashes, percent-encoded;
+  ``region.startLine`` and ``region.snippet`` when the item has a line); always
+  ``logicalLocations`` with the finding's target (``kind`` ``link`` for ``a -> b``, ``device``
+  for a bare name, ``object`` for ports and groups). Further evidence files go to
+  ``relatedLocations``. Evidence is structured (:class:`aifabric.findings.EvidenceItem`), so
+  nothing is parsed back from text. ``artifacts`` maps a placeholder source to the path to
+  report (``{"fabric file": "fabrics/prod.yaml"}``); the :data:`~aifabric.findings.FABRIC_SOURCE`
+  placeholder left unmapped gives no physical location.
 * ``default_artifact``: the file a result without file evidence is placed in (the fabric file,
   no region). GitHub code scanning refuses results without a ``physicalLocation``
   ("locationFromSarifResult: expected artifact location", Checkmarx/2ms issue 128; sarif-sdk
@@ -33,19 +32,26 @@ Mapping:
 * ``partialFingerprints``: ``aifabricCheckTarget/v1`` = SHA-256 of check id and target
   (first 32 hex digits): stable across runs, line moves and message rewording, so CI tools
   match "the same problem" from run to run (SARIF 2.1.0 section 3.27.17).
-* ``properties``: ``severity``, ``expected``, ``actual``, ``refs``, ``evidence``,
-  ``explanation``, ``fix`` and ``confidence`` (when given).
+* ``properties``: ``severity``, ``expected``, ``actual``, ``refs``, ``evidence`` (the items as
+  objects), ``explanation``, ``fix``, ``confidence`` and ``cause`` (when given).
+* rules carry ``help`` (text and markdown) with the check's fix and its references: an S-id
+  resolves to ``docs/practices.md#s<n>`` in the project, anything else is a public URL or a
+  document shipped in the repository. ``helpUri`` is left out: the schema wants an absolute URI
+  and the docs travel with the package.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
-from aifabric.findings import Finding
+from aifabric.findings import FABRIC_SOURCE, EvidenceItem, Finding
 from aifabric.report.junit import CheckInfo
 
 __all__ = [
@@ -56,6 +62,8 @@ __all__ = [
     "fingerprint",
     "logical_kind",
     "path_to_uri",
+    "ref_link",
+    "sarif_schema",
 ]
 
 SARIF_VERSION = "2.1.0"
@@ -66,17 +74,21 @@ FINGERPRINT_KEY = "aifabricCheckTarget/v1"
 
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
-_DEFAULT = r"(?: \(platform default, not stated in the file\))?"
-_WITH_LINE = re.compile(
-    rf"^(?P<file>(?:(?!: ).)+?) line (?P<line>[0-9]+){_DEFAULT}(?:: (?P<text>.*))?$", re.S
-)
-_NO_LINE = re.compile(rf"^(?P<file>[^:]+?){_DEFAULT}: (?P<text>.*)$", re.S)
-_FILE_SUFFIX = re.compile(
-    r"\.(?:json|ya?ml|cfg|conf|config|txt|log|env|xml|ini|out|csv|sh|running-config)$", re.I
-)
 _DEVICE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _LINK = re.compile(r"\s(?:->|<->|<-|--)\s")
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:/")
+
+
+@cache
+def sarif_schema() -> dict[str, Any]:
+    """The OASIS SARIF 2.1.0 JSON schema (draft-04) shipped with the package."""
+    text = (
+        resources.files("aifabric.report")
+        .joinpath("schemas/sarif-schema-2.1.0.json")
+        .read_text(encoding="utf-8")
+    )
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def path_to_uri(path: str) -> str:
@@ -97,31 +109,31 @@ def path_to_uri(path: str) -> str:
 
 
 def evidence_location(
-    evidence: str, artifacts: Mapping[str, str] | None = None
+    item: EvidenceItem, artifacts: Mapping[str, str] | None = None
 ) -> tuple[str, int | None] | None:
-    """(file path, 1-based line or None) that an evidence string names, or None.
+    """(file path, 1-based line or None) of an evidence item, or None when it names no file.
 
-    >>> evidence_location("configs/leaf1.json line 212: mtu 1500")
+    >>> evidence_location(EvidenceItem(source="configs/leaf1.json", line=212, text="mtu 1500"))
     ('configs/leaf1.json', 212)
-    >>> evidence_location("bundle/host1/ibv_devinfo.txt: active_mtu: 4096 (5)")
-    ('bundle/host1/ibv_devinfo.txt', None)
-    >>> evidence_location("fabric file: leaf1:Ethernet4 mtu_bytes 1500") is None
-    True
+    >>> evidence_location(EvidenceItem(source="fabric file", text="leaf1:Ethernet4 mtu 1500"))
+    >>> evidence_location(EvidenceItem(text="leaf1: down/up = 3"))
     """
-    artifacts = artifacts or {}
-    m = _WITH_LINE.match(evidence)
-    if m:
-        file = m.group("file")
-        line = int(m.group("line"))
-        return artifacts.get(file, file), (line if line >= 1 else None)
-    m = _NO_LINE.match(evidence)
-    if m:
-        file = m.group("file")
-        if file in artifacts:
-            return artifacts[file], None
-        if not any(c.isspace() for c in file) and ("/" in file or _FILE_SUFFIX.search(file)):
-            return file, None
-    return None
+    if item.source is None:
+        return None
+    source = (artifacts or {}).get(item.source, item.source)
+    if source == FABRIC_SOURCE:
+        return None
+    return source, item.line
+
+
+_S_ID = re.compile(r"^S([0-9]{1,2})$")
+
+
+def ref_link(ref: str) -> str:
+    """Where a finding's ref resolves: ``S12`` → ``docs/practices.md#s12``; anything else (a
+    public URL or a document in the repository) as it is."""
+    m = _S_ID.match(ref)
+    return f"docs/practices.md#s{m.group(1)}" if m else ref
 
 
 def logical_kind(target: str) -> str:
@@ -142,30 +154,45 @@ def _rule_name(check_id: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in re.split(r"[.\-_]", check_id) if p)
 
 
+def _help(description: str, refs: Sequence[str]) -> dict[str, str]:
+    links = [ref_link(r) for r in dict.fromkeys(refs)]
+    text = " ".join(description.split())
+    if not links:
+        return {"text": text, "markdown": text}
+    return {
+        "text": f"{text} References: {', '.join(links)}",
+        "markdown": f"{text}\n\nReferences: " + ", ".join(f"[{r}]({r})" for r in links),
+    }
+
+
 def _rule(meta: CheckInfo) -> dict[str, Any]:
     return {
         "id": meta.id,
         "name": _rule_name(meta.id),
         "shortDescription": {"text": meta.title},
         "fullDescription": {"text": " ".join(meta.description.split())},
+        "help": _help(meta.description, meta.refs),
         "defaultConfiguration": {"level": LEVELS.get(meta.severity, "warning")},
         "properties": {"tags": list(dict.fromkeys(meta.refs)), "category": meta.category},
     }
 
 
-def _bare_rule(check_id: str) -> dict[str, Any]:
+def _bare_rule(check_id: str, refs: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "id": check_id,
         "name": _rule_name(check_id),
         "shortDescription": {"text": check_id},
+        "help": _help(check_id, refs),
         "properties": {"tags": []},
     }
 
 
-def _physical(path: str, line: int | None) -> dict[str, Any]:
+def _physical(path: str, line: int | None, snippet: str = "") -> dict[str, Any]:
     loc: dict[str, Any] = {"artifactLocation": {"uri": path_to_uri(path)}}
     if line is not None:
         loc["region"] = {"startLine": line}
+        if snippet:
+            loc["region"]["snippet"] = {"text": snippet}
     return loc
 
 
@@ -175,14 +202,15 @@ def _result(
     artifacts: Mapping[str, str] | None,
     default_artifact: str | None,
 ) -> dict[str, Any]:
-    places: list[tuple[str, tuple[str, int | None]]] = []
+    places: list[tuple[EvidenceItem, tuple[str, int | None]]] = []
     for e in f.evidence:
         where = evidence_location(e, artifacts)
         if where is not None and where not in [p for _, p in places]:
             places.append((e, where))
     primary: dict[str, Any] = {}
     if places:
-        primary["physicalLocation"] = _physical(*places[0][1])
+        first, where = places[0]
+        primary["physicalLocation"] = _physical(*where, first.text)
     elif default_artifact is not None:
         primary["physicalLocation"] = _physical(default_artifact, None)
     primary["logicalLocations"] = [
@@ -193,12 +221,14 @@ def _result(
         "expected": f.expected,
         "actual": f.actual,
         "refs": list(f.refs),
-        "evidence": list(f.evidence),
+        "evidence": [e.model_dump() for e in f.evidence],
         "explanation": f.explanation,
         "fix": f.fix,
     }
     if f.confidence is not None:
         props["confidence"] = f.confidence
+    if f.cause is not None:
+        props["cause"] = f.cause
     result: dict[str, Any] = {
         "ruleId": f.check,
         "ruleIndex": rule_index,
@@ -210,8 +240,12 @@ def _result(
     }
     if len(places) > 1:
         result["relatedLocations"] = [
-            {"id": i, "physicalLocation": _physical(*where), "message": {"text": text}}
-            for i, (text, where) in enumerate(places[1:], start=1)
+            {
+                "id": i,
+                "physicalLocation": _physical(*where, item.text),
+                "message": {"text": str(item)},
+            }
+            for i, (item, where) in enumerate(places[1:], start=1)
         ]
     return result
 
@@ -234,7 +268,7 @@ def findings_to_sarif(
     for f in findings:
         if f.check not in index:
             index[f.check] = len(rules)
-            rules.append(_bare_rule(f.check))
+            rules.append(_bare_rule(f.check, f.refs))
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,

@@ -29,7 +29,10 @@ def test_verify_configs_errors_exit_1_and_quote_the_file() -> None:
     doc = res.json()
     chain = [f for f in doc["findings"] if f["check"] == "verify.dscp-chain"]
     assert chain and chain[0]["expected"] == 3 and chain[0]["actual"] == 1
-    assert any("leaf01.json line 1058" in e for e in chain[0]["evidence"])
+    assert any(
+        e["source"].endswith("leaf01.json") and e["line"] == 1058 for e in chain[0]["evidence"]
+    )
+    assert doc["format_version"] == 2
     assert doc["summary"]["error"] == sum(1 for f in doc["findings"] if f["severity"] == "error")
 
 

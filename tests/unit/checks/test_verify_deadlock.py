@@ -66,8 +66,8 @@ def test_bounce_cycle_is_an_error_without_mitigation(clos: Fabric, catalog: Cata
     assert "none once routing has converged" in f.message
     assert f.actual == "6 failures with a cycle"
     # failure leaf01-spine01: spine01 bounces to leaf02, which climbs back to spine01
-    assert f.evidence[0] == "failure: leaf01:Ethernet3 -> spine01:Ethernet1"
-    assert f.evidence[-1] == (
+    assert f.evidence[0].text == "failure: leaf01:Ethernet3 -> spine01:Ethernet1"
+    assert f.evidence[-1].text == (
         "cycle after leaf01:Ethernet3 -> spine01:Ethernet1 (to leaf01): "
         "leaf02:Ethernet3 -> spine01:Ethernet2 => spine01:Ethernet2 -> leaf02:Ethernet3 "
         "=> (back to the first)"
@@ -138,4 +138,4 @@ def test_healthy_cycle_finding(
     (f,) = _run(clos, catalog)
     assert f.severity == "error" and f.target == "leaf01, spine01"
     assert "healthy ECMP routing has a buffer dependency cycle of 2 queues" in f.message
-    assert f.evidence == [f"cycle: {loop[0]} => {loop[1]} => (back to the first)"]
+    assert [e.text for e in f.evidence] == [f"cycle: {loop[0]} => {loop[1]} => (back to the first)"]

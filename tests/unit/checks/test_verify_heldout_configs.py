@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from aifabric.dialects import eos, nvue, nxos, sonic
+from aifabric.evidence.qos import PortQos
 from aifabric.evidence.registry import detect_kind, parse_text
-from aifabric.evidence.sonic_config import PortQos
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "verify"
 

@@ -74,7 +74,8 @@ def test_seed_s15_env(roce: Fabric, catalog: Catalog) -> None:
     (enable,) = about(fs, "NCCL_IB_ENABLE")
     assert enable.severity == "error"
     assert "NCCL_IB_DISABLE=0" in enable.fix or enable.expected == "NCCL_IB_DISABLE=0"
-    assert enable.evidence == ["nccl.env line 6: export NCCL_IB_ENABLE=1"]
+    (item,) = enable.evidence
+    assert (item.source, item.line, item.text) == ("nccl.env", 6, "export NCCL_IB_ENABLE=1")
     (timeout,) = about(fs, "NCCL_IB_TIMEOUT")
     # 4.096 us x 2^22 = 17.18 s (NCCL docs table: 22 -> 17.2 seconds, 2 minutes with 7 retries)
     assert (
@@ -130,7 +131,9 @@ def test_global_traffic_class_covers_missing_ib_tc(roce: Fabric, catalog: Catalo
     host = ObservedDevice("gpu1", "host", "host")
     host.host_dscp.append(Val(26, Src("gpu1/traffic_class", 1, "Global tclass=106")))
     (f,) = about(lint(roce, catalog, env_of("NCCL_DEBUG=WARN\n"), [host]), "NCCL_IB_TC")
-    assert f.severity == "info" and f.evidence == ["gpu1/traffic_class line 1: Global tclass=106"]
+    assert f.severity == "info" and [str(e) for e in f.evidence] == [
+        "gpu1/traffic_class line 1: Global tclass=106"
+    ]
 
 
 def test_transport_fallbacks(roce: Fabric, catalog: Catalog) -> None:
@@ -185,7 +188,7 @@ def test_real_flagai_script(roce: Fabric, catalog: Catalog) -> None:
     c = case("nccl-env", "flagai-run-multi")
     fs = lint(roce, catalog, env_of(c.text(), "run_multi.sh"))
     (cuda,) = about(fs, "NCCL_IB_CUDA_SUPPORT")
-    assert "removed in NCCL 2.4.0" in cuda.message and cuda.evidence[0].startswith(
+    assert "removed in NCCL 2.4.0" in cuda.message and str(cuda.evidence[0]).startswith(
         "run_multi.sh line 3"
     )
     (dbg,) = about(fs, "NCCL_DEBUG")
@@ -199,7 +202,9 @@ def test_dynamic_values_are_not_judged(roce: Fabric, catalog: Catalog) -> None:
     fs = lint(roce, catalog, env_of(c.text(), "prepare.sh"))
     assert not about(fs, "NCCL_IB_HCA")
     (tc,) = about(fs, "NCCL_IB_TC")  # 106: DSCP 26 right, ECT(0) bits set
-    assert tc.severity == "info" and tc.evidence == ["prepare.sh line 3: export NCCL_IB_TC=106"]
+    assert tc.severity == "info" and [str(e) for e in tc.evidence] == [
+        "prepare.sh line 3: export NCCL_IB_TC=106"
+    ]
 
 
 def _host(name: str) -> ObservedDevice:

@@ -21,7 +21,7 @@ def test_error_finding_exits_1_with_contract_keys() -> None:
     assert first["check"] == "diagnose.ib-retry-exceeded"
     assert 0 < first["confidence"] <= 1
     assert first["message"].startswith("Fabric: ")
-    assert any("nccl.log line 1:" in e for e in first["evidence"])
+    assert any(e["source"].endswith("nccl.log") and e["line"] == 1 for e in first["evidence"])
 
 
 def test_healthy_input_exits_0_and_says_so() -> None:
@@ -99,7 +99,7 @@ def test_multi_tool_paste_gives_each_tools_finding_with_its_cause(tmp_path: Path
     # the application's own error line is explained by nothing: it is reported, not dropped
     unrec = [f for f in doc["findings"] if f["check"] == "diagnose.unrecognised-line"]
     assert unrec and "frobnicator" in unrec[0]["message"]
-    assert any(f"{paste} line 14:" in e for e in unrec[0]["evidence"])
+    assert any(e["source"] == str(paste) and e["line"] == 14 for e in unrec[0]["evidence"])
 
 
 def test_parse_shows_the_parts_of_a_paste(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_catalogue_finding_stands_alone_without_a_rule(test_catalogue: None) -> 
     assert f.severity == "error" and f.cause == "host.rdma-device"
     assert f.message.startswith("Host, not the fabric: libibverbs is not installed")
     n = next(i for i, t in enumerate(_lines(LIBIBVERBS), 1) if "Failed to open libibverbs" in t)
-    assert f.evidence[0].startswith(f"{LIBIBVERBS} line {n}: ")
+    assert (f.evidence[0].source, f.evidence[0].line) == (str(LIBIBVERBS), n)
 
 
 def test_error_looking_lines_nothing_explains_are_reported(
@@ -151,7 +151,8 @@ def test_verdict_on_a_record_of_a_paste(
     res = diagnose(load_evidence([paste]), rules=[])
     [f] = [f for f in res.findings if f.check == "diagnose.test-port"]
     assert f.cause == "fabric.link-down" and "port 1 is Down" in f.message
-    assert f.evidence[0].startswith(f"{paste} line 5: Port 1:")
+    assert (f.evidence[0].source, f.evidence[0].line) == (str(paste), 5)
+    assert f.evidence[0].text.startswith("Port 1:")
 
 
 def test_every_verdict_and_catalogue_finding_on_real_captures_is_explained() -> None:

@@ -75,7 +75,7 @@ def test_all_none_count_and_template() -> None:
     ev = load_evidence([LOG])
     (f,) = diagnose(ev, [_rule()], only_rules=True).findings
     assert f.message == "Fabric: 1 x status 12 from 172.36.143.59; ?"
-    assert f.evidence[0].endswith(LOG.read_text().splitlines()[0].strip()[:160])
+    assert f.evidence[0].text == (LOG.read_text().splitlines()[0].strip()[:160])
     # none: a status-5 completion in the same input suppresses the rule
     suppressed = _rule(
         when={

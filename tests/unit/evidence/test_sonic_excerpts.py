@@ -25,13 +25,11 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.qos import PfcConfig, PortQos, TcMap
 from aifabric.evidence.sonic_config import (
     BufferAssignment,
     CableLength,
-    PfcConfig,
-    PortQos,
     SonicPort,
-    TcMap,
     parse_sonic_config_db,
 )
 from tests.unit.evidence.fixtures import case, load
@@ -332,7 +330,9 @@ def test_a_100k_character_line_parses_quickly_and_never_raises(name: str) -> Non
 def test_many_lines_that_each_look_like_a_start_parse_quickly(text: str) -> None:
     t0 = time.perf_counter()
     res = parse_sonic_config_db(text)
-    assert time.perf_counter() - t0 < 1.0
+    # a budget against quadratic blow-up (seconds per line would be hours), not a speed target:
+    # generous so a busy CI machine does not flake; speed itself is in benchmarks/
+    assert time.perf_counter() - t0 < 5.0
     assert not res.records
 
 

@@ -12,11 +12,8 @@ from hypothesis import strategies as st
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.cumulus_traffic import PortGroup
 from aifabric.evidence.nvue import NvueCounter, NvueTableRow
-from aifabric.evidence.sonic_config import (
-    BufferAssignment,
-    BufferPool,
+from aifabric.evidence.qos import (
     BufferProfile,
-    CableLength,
     DscpMap,
     EcnConfig,
     Mtu,
@@ -24,12 +21,17 @@ from aifabric.evidence.sonic_config import (
     PfcWatchdog,
     PortQos,
     QosSetting,
-    QueueConfig,
     QueueSchedule,
-    SonicPort,
     TcMap,
     parse_id_list,
     size_to_bytes,
+)
+from aifabric.evidence.sonic_config import (
+    BufferAssignment,
+    BufferPool,
+    CableLength,
+    QueueConfig,
+    SonicPort,
 )
 from tests.unit.evidence.fixtures import case, load
 

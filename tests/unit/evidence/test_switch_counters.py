@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
-from aifabric.evidence.sonic_config import PfcWatchdog
+from aifabric.evidence.qos import PfcWatchdog
 from aifabric.evidence.switch_counters import (
     IndexedCounters,
     PfcCounters,

@@ -131,3 +131,69 @@ def test_workload_bad_input() -> None:
     assert run_cli("estimate", "--params", "lots").code == 2
     assert run_cli("estimate", "--params", "7B", "--dtype", "fp64").code == 2
     assert run_cli("estimate", "--inference").code == 2
+
+
+def test_no_gdr_flag_stages_through_host_memory() -> None:
+    flags = ["--nodes", "4", "--size", "8G", "--format", "json"]
+    on = run_cli("estimate", *flags).json()
+    off = run_cli("estimate", *flags, "--no-gdr").json()
+    assert on["platform"]["gdr"] is True and off["platform"]["gdr"] is False
+    assert off["rows"][0]["busbw_GBps"] < 0.65 * on["rows"][0]["busbw_GBps"]
+    assert off["bottleneck"]["kind"] == "pcie"
+    assert any(e["quantity"].startswith("host staging") for e in off["explain"])
+
+
+def test_inference_prints_what_it_assumed() -> None:
+    # the inference mode used to list its defaults only in JSON
+    args = ["--inference", "--hidden", "8192", "--layers", "80"]
+    text = run_cli("estimate", *args)
+    assert text.code == 0, text.err
+    for item in ("--gpu H100", "--gpus-per-node 8", "--nodes 1", "--tp 8 (one server)",
+                 "--batch 1", "--dtype bf16"):  # fmt: skip
+        assert f"assumed: {item}" in text.out, item
+    doc = run_cli("estimate", *args, "--format", "json").json()
+    assert "--dtype bf16" in doc["assumed"] and "--tp 8 (one server)" in doc["assumed"]
+    assert doc["inference"]["allreduce_us"] > 0
+    assert doc["explain"][0]["quantity"] == "assumed defaults"
+    assert {"rows", "bottleneck", "explain", "inference"} <= set(doc)
+    given = run_cli("estimate", *args, "--tp", "8", "--batch", "2", "--dtype", "fp16",
+                    "--format", "json").json()  # fmt: skip
+    assert not {"--tp 8 (one server)", "--batch 1", "--dtype bf16"} & set(given["assumed"])
+
+
+def test_every_mode_prints_assumed_defaults_in_the_table() -> None:
+    assert "assumed: --nic-speed 400G" in run_cli("estimate", "--size", "1G").out
+    training = run_cli("estimate", "--params", "7B", "--nodes", "2")
+    assert "assumed: --dtype bf16" in training.out and "assumed: --pp 1" in training.out
+
+
+def test_nic_model_gives_speed_and_slot() -> None:
+    doc = run_cli("estimate", "--nic", "ConnectX-6", "--nodes", "2", "--gpu", "A100",
+                  "--size", "8G", "--format", "json").json()  # fmt: skip
+    assert doc["platform"]["nic_speed_gbps"] == 200 and doc["platform"]["nic_pcie_gen"] == 4
+    assert not any(a.startswith(("--nic-speed", "--pcie-gen")) for a in doc["assumed"])
+    assert run_cli("estimate", "--nic", "NoSuchNIC").code == 2
+
+
+def test_two_nodes_run_tree_where_nccl_does() -> None:
+    # 8 x A100 with 8 x 100G IB on two nodes: NCCL runs Tree and busbw exceeds the NICs' rate
+    flags = ["--nodes", "2", "--gpu", "A100", "--nic-speed", "100G", "--transport", "ib",
+             "--pcie-gen", "4", "--size", "8G"]  # fmt: skip
+    doc = run_cli("estimate", *flags, "--format", "json").json()
+    row = doc["rows"][0]
+    assert row["algorithm"] == "Tree"
+    assert row["busbw_GBps"] > 1.5 * 8 * 12.5 * 0.97
+    text = run_cli("estimate", *flags, "--explain").out
+    assert "algorithm NCCL runs at" in text and "once per direction" in text
+
+
+def test_socket_flags_set_streams() -> None:
+    flags = ["--nodes", "4", "--gpus-per-node", "1", "--nics-per-node", "1", "--nic-speed",
+             "100G", "--transport", "socket", "--size", "1G", "--format", "json"]  # fmt: skip
+    base = run_cli("estimate", *flags).json()
+    tuned = run_cli("estimate", *flags, "--socket-nthreads", "2", "--nsocks-perthread", "2").json()
+    assert tuned["rows"][0]["busbw_GBps"] > 3 * base["rows"][0]["busbw_GBps"]
+    goodput = next(e for e in tuned["explain"] if e["quantity"] == "NIC goodput")
+    assert goodput["inputs"]["streams_per_connection"] == 4
+    slow = run_cli("estimate", *flags, "--tcp-stream-speed", "8G").json()
+    assert slow["rows"][0]["busbw_GBps"] < base["rows"][0]["busbw_GBps"]

@@ -1,7 +1,8 @@
 """Workload communication (S1, S3, S8): the article's ledger, the ring figure beside it, the
 per-iteration components of a Megatron-style job and per-token TP latency of inference.
 
-Hand arithmetic used below (shared reference perf-model-and-limits.md §1, §2.10, §5.3, §6.3):
+Hand arithmetic used below (nccl-tests doc/PERFORMANCE.md busbw factors; RoCEv2 headers; NCCL
+maintainers' 46-49 GB/s per 400G NIC, nccl-tests#267):
 
 * RoCEv2 at Ethernet MTU 9000: RDMA MTU 4096, per-packet overhead 20 + 14 + 20 + 8 + 12 + 4 + 4
   = 82 B, framing = round(4096 / 4178, 4) = 0.9804; one 400G NIC's NCCL goodput
@@ -34,7 +35,7 @@ from tests.unit.perf.conftest import MakePlatform
 P50B = 50_000_000_000
 S_SEED = 200_000_000_000  # 50e9 x 4 B
 GOODPUT_400G_ROCE = 50.0 * round(4096 / (4096 + 82), 4) * 0.97  # 47.5494 GB/s
-H100_NVLINK = 370.8  # NCCL-modeled, reference §5.1
+H100_NVLINK = 370.8  # NCCL-modeled: topo.h SM90 20.6 GB/s x 18 links
 
 
 def _ring(n: int) -> float:
@@ -115,7 +116,7 @@ def test_one_gpu_servers_take_the_whole_gradient(make_platform: MakePlatform) ->
 
 def test_pure_dp_on_8_gpu_servers_is_bounded_by_nvlink(make_platform: MakePlatform) -> None:
     """tp = pp = 1: the DP ring spans all 8 GPUs of a server; the server's egress is
-    2(n-1)/n x S over its 8 NICs (8 x 47.55 = 380.4 GB/s) but NVLink gives 370.8 (§2.10)."""
+    2(n-1)/n x S over its 8 NICs (8 x 47.55 = 380.4 GB/s) but NVLink gives 370.8."""
     node = make_platform(nodes=16)
     gs = gradient_sync(node, Workload(parameters=P50B, gradient_dtype="fp32", dp=128))
     assert gs.placement.ranks_per_node == 8

@@ -1,127 +1,52 @@
-"""SARIF 2.1.0 of findings, validated against the OASIS JSON schema.
+"""SARIF 2.1.0 of findings, validated with ``jsonschema`` against the OASIS JSON schema that
+ships in the package (``aifabric/report/schemas/sarif-schema-2.1.0.json``, draft-04).
 
-``jsonschema`` is not installed in the project's environment, so the schema is applied by the
-small draft-04 validator below: it implements every keyword the SARIF schema uses (``type``,
-``$ref`` to ``#/definitions/...``, ``properties``, ``additionalProperties``, ``required``,
-``items``, ``minItems``, ``uniqueItems``, ``enum``, ``minimum``, ``maximum``, ``pattern``,
-``anyOf``, ``oneOf``, and the formats ``uri``/``uri-reference``); the test
-``test_validator_rejects_broken_logs`` shows it does reject what the schema forbids.
+Formats are checked too (``uri``, and ``uri-reference`` for artifact locations, which draft-04
+does not define, so the checker of all known formats is used; the ``format-nongpl`` extra brings
+the RFC 3986 validators). ``test_validator_rejects_broken_logs`` shows the check can fail.
 """
 
 from __future__ import annotations
 
 import json
-import operator
 import re
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aifabric.checks.registry import metadata
-from aifabric.findings import Finding
+from aifabric.findings import FABRIC_SOURCE, EvidenceItem, Finding
 from aifabric.report.sarif import (
     evidence_location,
     findings_to_sarif,
     fingerprint,
     logical_kind,
     path_to_uri,
+    ref_link,
+    sarif_schema,
 )
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "fixtures/report/sarif-schema-2.1.0.json"
-SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+SCHEMA: dict[str, Any] = sarif_schema()
+VALIDATOR = jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 META = metadata()
-
-# ---------------------------------------------------------------- a minimal draft-04 validator
-
-_TYPES: dict[str, Any] = {
-    "object": dict,
-    "array": list,
-    "string": str,
-    "boolean": bool,
-    "null": type(None),
-}
-_URI_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*$")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-
-
-def _is_type(value: Any, name: str) -> bool:
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if name in ("object", "array", "string", "null"):
-        return isinstance(value, _TYPES[name])
-    if name == "boolean":
-        return isinstance(value, bool)
-    raise AssertionError(f"unknown type {name}")
-
-
-def _format_ok(value: str, fmt: str) -> bool:
-    if fmt in ("uri", "uri-reference"):
-        if not _URI_CHARS.match(value) or re.search(r"%(?![0-9A-Fa-f]{2})", value):
-            return False
-        return fmt == "uri-reference" or bool(_SCHEME.match(value))
-    return True  # date-time etc.: not used by what aifabric writes
-
-
-def validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
-    """Errors of ``value`` against ``schema`` (a sub-schema of SCHEMA), as ``path: problem``."""
-    if "$ref" in schema:
-        ref = schema["$ref"]
-        assert ref.startswith("#/definitions/"), ref
-        return validate(value, SCHEMA["definitions"][ref.rsplit("/", 1)[1]], path)
-    errors: list[str] = []
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if not any(_is_type(value, t) for t in types):
-            return [f"{path}: {value!r:.40} is not {types}"]
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} not in {schema['enum']}")
-    for key, cmp in (("minimum", operator.ge), ("maximum", operator.le)):
-        if key in schema and _is_type(value, "number") and not cmp(value, schema[key]):
-            errors.append(f"{path}: {value} violates {key} {schema[key]}")
-    if isinstance(value, str):
-        if "pattern" in schema and not re.search(schema["pattern"], value):
-            errors.append(f"{path}: {value!r} does not match {schema['pattern']}")
-        if "format" in schema and not _format_ok(value, schema["format"]):
-            errors.append(f"{path}: {value!r} is not a {schema['format']}")
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
-            errors.append(f"{path}: fewer than {schema['minItems']} items")
-        if schema.get("uniqueItems"):
-            dumped = [json.dumps(v, sort_keys=True) for v in value]
-            if len(set(dumped)) != len(dumped):
-                errors.append(f"{path}: items are not unique")
-        if "items" in schema:
-            for i, item in enumerate(value):
-                errors += validate(item, schema["items"], f"{path}[{i}]")
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                errors.append(f"{path}: missing {key}")
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                errors += validate(item, props[key], f"{path}.{key}")
-            elif extra is False:
-                errors.append(f"{path}: unexpected property {key}")
-            elif isinstance(extra, dict):
-                errors += validate(item, extra, f"{path}.{key}")
-    if "anyOf" in schema and not any(not validate(value, s, path) for s in schema["anyOf"]):
-        errors.append(f"{path}: matches none of anyOf")
-    if "oneOf" in schema and sum(not validate(value, s, path) for s in schema["oneOf"]) != 1:
-        errors.append(f"{path}: does not match exactly one of oneOf")
-    return errors
 
 
 def _schema_errors(log: dict[str, Any]) -> list[str]:
-    # through JSON and back, as a CI tool would read it
-    return validate(json.loads(json.dumps(log)), SCHEMA)
+    """Schema violations of ``log`` read back through JSON (as a CI tool reads it)."""
+    doc = json.loads(json.dumps(log))
+    return [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in VALIDATOR.iter_errors(doc)
+    ]
+
+
+def test_schema_is_the_oasis_one() -> None:
+    jsonschema.Draft4Validator.check_schema(SCHEMA)
+    assert SCHEMA["id"].endswith("/sarif-schema-2.1.0.json")
+    assert SCHEMA["properties"]["version"]["enum"] == ["2.1.0"]
 
 
 # ---------------------------------------------------------------- known findings
@@ -134,9 +59,9 @@ MTU = META["verify.mtu-path"].finding(
     expected=9000,
     actual=1500,
     evidence=[
-        "configs/spine 2.cfg line 212: mtu 1500",
-        "configs/leaf1.json line 7: mtu 9100",
-        "configs/spine 2.cfg line 212: mtu 1500",  # repeated: one place only
+        EvidenceItem(source="configs/spine 2.cfg", line=212, text="mtu 1500", subject="spine2"),
+        EvidenceItem(source="configs/leaf1.json", line=7, text="mtu 9100", subject="leaf1"),
+        EvidenceItem(source="configs/spine 2.cfg", line=212, text="mtu 1500"),  # same place
     ],
     explanation="RoCEv2 needs the same jumbo MTU on every hop",
     fix="set mtu 9216 on spine2:Ethernet0",
@@ -144,7 +69,7 @@ MTU = META["verify.mtu-path"].finding(
 WATCHDOG = META["verify.pfc-watchdog"].finding(
     target="leaf1",
     message="PFC watchdog is off",
-    evidence=["fabric file: leaf1 pfc_watchdog on"],
+    evidence=[EvidenceItem(source=FABRIC_SOURCE, text="leaf1 pfc_watchdog on", subject="leaf1")],
     explanation="a pause storm is never broken",
     fix="enable it",
     confidence=0.8,
@@ -152,7 +77,10 @@ WATCHDOG = META["verify.pfc-watchdog"].finding(
 QUEUES = META["verify.queue-count"].finding(
     target="12 ports on leaf1",
     message="8 queues",
-    evidence=["bundle/host1/mlnx_qos.txt: tc: 3", "some note without a file"],
+    evidence=[
+        EvidenceItem(source="bundle/host1/mlnx_qos.txt", text="tc: 3", subject="host1"),
+        "some note without a file",
+    ],
     explanation="info",
     fix="none",
 )
@@ -204,7 +132,7 @@ def test_results_levels_locations_and_properties() -> None:
     (loc,) = mtu["locations"]
     assert loc["physicalLocation"] == {
         "artifactLocation": {"uri": "configs/spine%202.cfg"},
-        "region": {"startLine": 212},
+        "region": {"startLine": 212, "snippet": {"text": "mtu 1500"}},
     }
     assert loc["logicalLocations"] == [
         {
@@ -220,9 +148,15 @@ def test_results_levels_locations_and_properties() -> None:
     assert mtu["properties"]["expected"] == 9000
     assert mtu["properties"]["actual"] == 1500
     assert mtu["properties"]["refs"] == ["S11", "S21"]
+    assert mtu["properties"]["evidence"][0] == {
+        "source": "configs/spine 2.cfg",
+        "line": 212,
+        "text": "mtu 1500",
+        "subject": "spine2",
+    }
     assert "confidence" not in mtu["properties"]
 
-    # "fabric file: ..." names no file: logical location only
+    # the fabric-file placeholder names no file: logical location only
     (wloc,) = wd["locations"]
     assert "physicalLocation" not in wloc
     assert wloc["logicalLocations"][0]["kind"] == "device"
@@ -253,13 +187,16 @@ def test_default_artifact_places_results_without_file_evidence() -> None:
         "artifactLocation": {"uri": "fabrics/prod.yaml"}
     }
     # file evidence wins over the default
-    assert results[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 212}
+    assert results[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 212
 
 
 def test_fingerprints_are_stable_per_check_and_target() -> None:
     a = _log()["runs"][0]["results"]
     moved = MTU.model_copy(
-        update={"evidence": ["configs/spine 2.cfg line 300: mtu 1500"], "message": "reworded"}
+        update={
+            "evidence": [EvidenceItem(source="configs/spine 2.cfg", line=300, text="mtu 1500")],
+            "message": "reworded",
+        }
     )
     b = findings_to_sarif([moved], CHECKS, tool_version="0.6.0")["runs"][0]["results"]
     assert a[0]["partialFingerprints"] == b[0]["partialFingerprints"]
@@ -287,26 +224,36 @@ def test_all_real_checks_as_rules_validate() -> None:
 
 
 @pytest.mark.parametrize(
-    ("evidence", "where"),
+    ("item", "where"),
     [
-        ("configs/leaf1.json line 212: mtu 1500", ("configs/leaf1.json", 212)),
-        ("configs/leaf1.json line 212", ("configs/leaf1.json", 212)),
         (
-            "configs/leaf1.json line 3 (platform default, not stated in the file): DSCP map",
-            ("configs/leaf1.json", 3),
+            EvidenceItem(source="configs/leaf1.json", line=212, text="mtu 1500"),
+            ("configs/leaf1.json", 212),
         ),
-        ("bundle/h1/ibv_devinfo.txt: active_mtu: 4096 (5)", ("bundle/h1/ibv_devinfo.txt", None)),
-        ("nccl.env: NCCL_IB_TC=106", ("nccl.env", None)),
-        ("configs/leaf1.json: a line 5 text", ("configs/leaf1.json", None)),
-        ("fabric file: leaf1 mtu_bytes 1500", None),
-        ("a-access1: access", None),
-        ("spine1.pod2: spine", None),
-        ("leaf1.running-config: mtu 1500", ("leaf1.running-config", None)),
-        ("just words", None),
+        (
+            EvidenceItem(source="bundle/h1/ibv_devinfo.txt", text="x"),
+            ("bundle/h1/ibv_devinfo.txt", None),
+        ),
+        # a text that looks like a place is not parsed: only the fields count
+        (EvidenceItem(text="configs/leaf1.json line 212: mtu 1500"), None),
+        (EvidenceItem(source=FABRIC_SOURCE, text="leaf1 mtu_bytes 1500"), None),
+        (EvidenceItem(source="leaf 1: x.cfg", line=3, text="q"), ("leaf 1: x.cfg", 3)),
     ],
 )
-def test_evidence_location(evidence: str, where: tuple[str, int | None] | None) -> None:
-    assert evidence_location(evidence) == where
+def test_evidence_location(item: EvidenceItem, where: tuple[str, int | None] | None) -> None:
+    assert evidence_location(item) == where
+
+
+def test_evidence_location_maps_placeholders() -> None:
+    item = EvidenceItem(source=FABRIC_SOURCE, text="leaf1 mtu_bytes 1500")
+    assert evidence_location(item, {FABRIC_SOURCE: "f.yaml"}) == ("f.yaml", None)
+
+
+def test_rule_help_resolves_refs() -> None:
+    rules = _log()["runs"][0]["tool"]["driver"]["rules"]
+    assert "docs/practices.md#s11" in rules[0]["help"]["text"]
+    assert ref_link("S7") == "docs/practices.md#s7"
+    assert ref_link("https://example.org/x") == "https://example.org/x"
 
 
 @pytest.mark.parametrize(
@@ -347,8 +294,8 @@ def test_validator_rejects_broken_logs() -> None:
     assert any("uri" in e for e in _schema_errors(bad_uri))
     extra = json.loads(json.dumps(good))
     extra["runs"][0]["results"][0]["severity"] = "error"
-    assert any("unexpected property severity" in e for e in _schema_errors(extra))
-    assert _schema_errors({"version": "2.1.0"}) == ["$: missing runs"]
+    assert any("severity" in e for e in _schema_errors(extra))
+    assert any("'runs' is a required property" in e for e in _schema_errors({"version": "2.1.0"}))
 
 
 # ---------------------------------------------------------------- any text
@@ -359,17 +306,19 @@ _TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=40) |
 )
 
 
-_EVIDENCE = (
-    _TEXT
-    | st.builds(lambda p, n, t: f"{p} line {n}: {t}", _TEXT, st.integers(0, 10**6), _TEXT)
-    | st.builds(lambda p, t: f"{p}.cfg: {t}", _TEXT, _TEXT)
+_EVIDENCE = _TEXT | st.builds(
+    EvidenceItem,
+    source=_TEXT | st.none(),
+    line=st.integers(1, 10**6) | st.none(),
+    text=_TEXT,
+    subject=_TEXT | st.none(),
 )
 
 
 @settings(max_examples=150, deadline=None)
 @given(target=_TEXT, message=_TEXT, evidence=st.lists(_EVIDENCE, max_size=3), fix=_TEXT)
 def test_any_text_gives_valid_sarif(
-    target: str, message: str, evidence: list[str], fix: str
+    target: str, message: str, evidence: list[EvidenceItem | str], fix: str
 ) -> None:
     f: Finding = META["verify.mtu-path"].finding(
         target=target, message=message, evidence=evidence, explanation=fix, fix=fix

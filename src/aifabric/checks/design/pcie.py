@@ -85,7 +85,7 @@ def nic_pcie_bandwidth(ctx: CheckContext) -> Iterator[Finding]:
             f"the slot caps it at about {fig['effective_GBps'] / (demand / 8):.0%} of line rate "
             "and the extra lanes it takes are wasted (S9: PCIe 4 -> 200G NIC, PCIe 5 -> 400G "
             "NIC). The seed quotes raw figures rounded up (32 and 64 GB/s); the usable figures "
-            "are lower."
+            f"are lower. Catalog source: {' '.join(spec.source.split())}."
         )
         yield meta.finding(
             target=f"{some(names)} ({len(names)} NIC{'s' if len(names) > 1 else ''})",
@@ -104,7 +104,7 @@ def nic_pcie_bandwidth(ctx: CheckContext) -> Iterator[Finding]:
                 f"put the NIC in a {need_text} slot, or run it at "
                 f"{format_gbps(_fits(fig['effective_Gbps']))} so the bus is not the bottleneck"
             ),
-            refs=[f"catalog pcie gen {gen}: {spec.source}"],
+            refs=["docs/references.md#pcie"],
         )
     if unknown_models:
         yield meta.finding(

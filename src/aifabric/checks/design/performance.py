@@ -3,7 +3,7 @@
 Estimates a large AllReduce on all GPU servers (``aifabric.perf``) and compares the expected bus
 bandwidth with the lower of the node's NIC line rate and its NVLink bandwidth. The seed's
 acceptance rule is ``busbw >= 70%`` of the theoretical link bandwidth (S23); healthy RoCE/IB
-clusters reach ~95% (46–49 GB/s per 400G NIC, reference perf-model-and-limits.md §2.8). A fabric
+clusters reach ~95% (46–49 GB/s per 400G NIC, docs/references.md#nic-goodput). A fabric
 whose *design* already caps the figure below 70% (PCIe slots, TCP, oversubscription, ECMP
 collisions) is reported with the link that bounds it.
 """

@@ -14,8 +14,8 @@ a rule in ``checks/rules/counters.yaml`` can test with plain operators:
 * ``pfc_storm`` - PFC watchdog storms over a switch's ports (S20.3);
 * ``lossless_drops`` - RoCE / lossless-queue drops of a switch port next to its PFC counters
   (NVUE ``qos roce counters``; SONiC ``show queue counters`` + ``show pfc counters``; S12);
-* ``egress_balance`` - max/mean of the egress load of parallel ports (S20.2, reference
-  perf-model-and-limits.md §6.5): switch unicast queue bytes, SONiC ``show interfaces
+* ``egress_balance`` - max/mean of the egress load of parallel ports (S20.2,
+  docs/references.md#ecmp): switch unicast queue bytes, SONiC ``show interfaces
   counters`` TX_OK packets of the ports that are up, or the tx bytes of a host's NIC ports.
 
 Counters only mean something when they grow: with two or more snapshots of the same interface
@@ -192,7 +192,8 @@ class EgressBalance(_Derived):
     min_over_mean: float = 0.0
     busiest: str = ""
     hash_expectation: float = 0.0
-    """E[max]/mean for as many equal elephant flows as ports hashed at random (§6.5)."""
+    """E[max]/mean for as many equal elephant flows as ports hashed at random
+    (docs/references.md#ecmp)."""
     excess_over_hashing: float = 0.0
     """``max_over_mean / hash_expectation``: above 1 the spread is worse than random hashing
     of as many flows as ports gives on average."""

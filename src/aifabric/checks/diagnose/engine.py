@@ -43,7 +43,8 @@ from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
 from aifabric.evidence.paste import parse_paste, prompt_lines
-from aifabric.findings import Finding
+from aifabric.findings import EvidenceItem, Finding
+from aifabric.inputs import read_input
 from aifabric.model import Fabric
 
 __all__ = [
@@ -82,10 +83,14 @@ class EvidenceFile:
     prompts: frozenset[int] = frozenset()
     """file lines that are shell prompts with the user's command (not output)."""
 
-    def quote(self, line: int | None) -> str:
+    def quote(self, line: int | None, subject: str | None = None) -> EvidenceItem:
+        """Line ``line`` of this file as a finding's evidence (``subject``: the host or rank the
+        line is about, when a prefix said so; else this capture's subject)."""
+        who = subject or self.subject
         if not line or line > len(self.lines):
-            return self.path
-        return f"{self.path} line {line}: {self.lines[line - 1].strip()[:160]}"
+            return EvidenceItem(source=self.path, text="", subject=who)
+        text = self.lines[line - 1].strip()[:160]
+        return EvidenceItem(source=self.path, line=line, text=text, subject=who)
 
     def own_lines(self) -> Iterator[tuple[int, str]]:
         """(file line, text) of this part's lines."""
@@ -216,7 +221,7 @@ def load_evidence(
             if path.name in _SKIP_NAMES:
                 continue
             try:
-                data = path.read_bytes()
+                data = read_input(path, "capture")
                 text = decode_capture(data, str(path))
                 parts = parse_paste(text)
             except OSError as exc:
@@ -508,7 +513,7 @@ def _evaluate(
     for m in cond.none:
         if _holds(m, _select(pool(m), m)):
             return None
-    quotes: list[str] = []
+    quotes: list[EvidenceItem] = []
     explained: Quoted = set()
     for _, found in matched:
         for item in found:
@@ -516,11 +521,13 @@ def _evaluate(
                 explained.add((item.file.path, item.record.line))
                 end = item.record.end_line
                 if end is not None and end > item.record.line:
-                    explained.update(
-                        (item.file.path, n) for n in range(item.record.line, end + 1)
-                    )
+                    explained.update((item.file.path, n) for n in range(item.record.line, end + 1))
         for item in found[:3]:
-            q = item.file.quote(item.record.line) if item.file else subject
+            q = (
+                item.file.quote(item.record.line, item.subject)
+                if item.file
+                else EvidenceItem(text=f"derived from the evidence of {subject}", subject=subject)
+            )
             if q not in quotes:
                 quotes.append(q)
     finding = Finding(
@@ -567,13 +574,13 @@ def _verdict_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
     for (subject, vid), hits in grouped.items():
         hits.sort(key=lambda h: rank[h[0].severity])  # the most severe reading leads the group
         v = hits[0][0]
-        quotes: list[str] = []
+        quotes: list[EvidenceItem] = []
         explained: Quoted = set()
         for verdict_, item in hits:
             line = verdict_.line if verdict_.line is not None else item.record.line
             if item.file is not None:
                 explained.add((item.file.path, line))
-                q = item.file.quote(line)
+                q = item.file.quote(line, item.subject)
                 if q not in quotes:
                     quotes.append(q)
         cause = all_causes()[v.cause]
@@ -616,13 +623,13 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             except (KeyError, IndexError, ValueError):
                 text = sig.message
         cause = all_causes()[sig.cause]
-        quotes: list[str] = []
+        quotes: list[EvidenceItem] = []
         explained: Quoted = set()
         for item in items:
             if item.file is not None:
                 explained.add((item.file.path, item.record.line))
                 if len(quotes) < 5:
-                    quotes.append(item.file.quote(item.record.line))
+                    quotes.append(item.file.quote(item.record.line, item.subject))
         more = f" ({len(items)} lines)" if len(items) > 1 else ""
         nxt = f" Next: {sig.next}" if sig.next else ""
         finding = Finding(
@@ -710,9 +717,7 @@ def diagnose(
     subjects = {name: _by_type(items) for name, items in ev.subjects().items()}
     everything = _by_type(ev.items)
     for rule in rules:
-        targets = [("all input", everything)] if rule.scope == "input" else sorted(
-            subjects.items()
-        )
+        targets = [("all input", everything)] if rule.scope == "input" else sorted(subjects.items())
         for subject, items in targets:
             got = _evaluate(rule, subject, items, everything)
             if got is not None:

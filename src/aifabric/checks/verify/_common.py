@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from aifabric.dialects.observed import Observed, ObservedDevice, PortView, Val
+from aifabric.findings import FABRIC_SOURCE, EvidenceItem
 from aifabric.model import Endpoint, Fabric, Link, fabric_index
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "RoceEnd",
     "dialect_of",
     "evidence_of",
+    "fabric_evidence",
     "fmt_set",
     "roce_ends",
     "roce_links",
@@ -65,9 +67,14 @@ def dialect_of(obs: Observed | None, device: str) -> str:
     return obs.devices[device].dialect
 
 
-def evidence_of(*vals: Val[object] | None) -> list[str]:
-    """Evidence strings (file, line, text) of the values that are known."""
-    return [str(v.src) for v in vals if v is not None]
+def evidence_of(*vals: Val[object] | None) -> list[EvidenceItem]:
+    """Evidence items (file, line, text) of the values that are known."""
+    return [v.src.evidence() for v in vals if v is not None]
+
+
+def fabric_evidence(subject: str, text: str) -> EvidenceItem:
+    """What the fabric file (the intent) says about ``subject``, as an evidence item."""
+    return EvidenceItem(source=FABRIC_SOURCE, text=f"{subject} {text}", subject=subject)
 
 
 def fmt_set(values: tuple[int, ...] | list[int] | set[int]) -> str:
@@ -87,9 +94,9 @@ class Group:
     """Targets and evidence of one distinct problem, so a finding is one per problem."""
 
     targets: list[str] = field(default_factory=list)
-    evidence: list[str] = field(default_factory=list)
+    evidence: list[EvidenceItem] = field(default_factory=list)
 
-    def add(self, target: str, evidence: list[str] | None = None) -> None:
+    def add(self, target: str, evidence: list[EvidenceItem] | None = None) -> None:
         if target not in self.targets:
             self.targets.append(target)
         for e in evidence or []:
@@ -109,7 +116,7 @@ class Marking:
 
     dscp: int
     origin: str
-    evidence: tuple[str, ...] = ()
+    evidence: tuple[EvidenceItem, ...] = ()
 
 
 def host_markings(fabric: Fabric, obs: Observed | None) -> list[Marking]:
@@ -120,12 +127,14 @@ def host_markings(fabric: Fabric, obs: Observed | None) -> list[Marking]:
         return out
     for dev in obs.hosts():
         for val in dev.host_dscp:
-            out.append(Marking(val.value, f"{dev.name} host marking", (str(val.src),)))
+            out.append(
+                Marking(val.value, f"{dev.name} host marking", (val.src.evidence(dev.name),))
+            )
     env = obs.nccl_env or {}
     tc = env.get("NCCL_IB_TC")
     if tc is not None and tc.value.strip().isdigit():
         tos = int(tc.value.strip())
-        out.append(Marking(tos >> 2, f"NCCL_IB_TC={tos}", (str(tc.src),)))
+        out.append(Marking(tos >> 2, f"NCCL_IB_TC={tos}", (tc.src.evidence(),)))
     return out
 
 

@@ -1,5 +1,5 @@
 """The fix, in the device's own syntax: a finding about a SONiC switch says what to type on
-SONiC, one about an NX-OS switch what to put in its policy maps (contracts.md ``fix``).
+SONiC, one about an NX-OS switch what to put in its policy maps (the finding's ``fix``).
 
 Syntax sources: sonic-utilities (``pfc config priority``, ``pfcwd start``, ``config interface
 mtu``, ``ecnconfig``) and the SONiC Configuration wiki; Arista EOS QoS and PFC configuration

@@ -6,7 +6,8 @@ A RoCE packet leaves the host with a ToS byte (sysfs ``traffic_class``, rdma_cm
 (trust dscp; PCP does not survive a routed hop and is absent without a VLAN tag), maps the DSCP
 to a traffic class, and queues it. The chain holds when that class is the RoCE priority and PFC
 is on it, on every switch. SONiC's default map sends DSCP 26, the usual RoCE marking, to lossy
-TC 1 (anchors.md §1.3), and a host left at ToS 0 lands in the default class whatever PFC says.
+TC 1 (docs/references.md#sonic-qos), and a host left at ToS 0 lands in the default class
+whatever PFC says.
 """
 
 from __future__ import annotations
@@ -79,8 +80,8 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
                 explanation=(
                     "The switches put RoCE in the lossless queue by its DSCP. A host marking "
                     "another DSCP (ToS 0 by default) lands in a lossy class whatever PFC says "
-                    "(S14; anchors.md §1.3, chimera PR #617). NCCL_IB_TC and the sysfs/rdma_cm "
-                    "ToS are the IP ToS byte: DSCP << 2 (S15)."
+                    "(S14; https://github.com/chimera-nas/chimera/pull/617). NCCL_IB_TC and the "
+                    "sysfs/rdma_cm ToS are the IP ToS byte: DSCP << 2 (S15)."
                 ),
                 fix=(
                     f"mark RoCE with ToS {qos.nccl_ib_tc}: NCCL_IB_TC={qos.nccl_ib_tc}, "
@@ -164,7 +165,7 @@ def dscp_chain(ctx: CheckContext) -> Iterator[Finding]:
         word = _CLASS_WORD.get(dialect, "TC")
         pfc_note = (
             " SONiC's default map (qos_config.j2) makes only DSCP 3 and 4 lossless and sends 26 "
-            "to TC 1 (anchors.md §1.3)."
+            "to TC 1 (docs/references.md#sonic-qos)."
             if dialect == "sonic"
             else ""
         )
@@ -236,7 +237,7 @@ def cnp_priority(ctx: CheckContext) -> Iterator[Finding]:
                 "Congestion notification packets tell senders to slow down; queued behind the "
                 "very data they throttle they arrive late and DCQCN reacts to congestion that "
                 "already dropped or paused traffic. NVIDIA's default: CNP DSCP 48 on priority 6, "
-                "strict (perf-model-and-limits.md §6.4)."
+                "strict (docs/references.md#ecn-dcqcn)."
             ),
             fix=(
                 f"map DSCP {qos.cnp_dscp} to TC {qos.cnp_priority} and schedule that queue "

@@ -1,4 +1,4 @@
-"""ECN on the RoCE queue (S13, S18; perf-model-and-limits.md §6.4).
+"""ECN on the RoCE queue (S13, S18; docs/references.md#ecn-dcqcn).
 
 Judged per switch: marking present on the queue RoCE lands in, ECN (not WRED drop) mode,
 ``Kmin < Kmax``, ``Kmax`` within the buffer a port can use, ``Kmin`` above a couple of frames.
@@ -100,7 +100,7 @@ def ecn_thresholds(ctx: CheckContext) -> Iterator[Finding]:
             if problem is None:
                 continue
             key = (dev.name, problem)
-            groups[key].add(label, [str(m.src)])
+            groups[key].add(label, [m.src.evidence()])
             details[key] = (_thresholds(m), buf_src, speed)
     for (dname, problem), g in sorted(groups.items()):
         shown, buf_src, speed = details[(dname, problem)]

@@ -89,7 +89,8 @@ def qos_intent(ctx: CheckContext) -> Iterator[Finding]:
             actual=f"TC {cnp_tc}",
             explanation=(
                 "Congestion notifications must overtake the data they throttle: a strict class "
-                "of their own (NVIDIA default: priority 6 strict, §6.4; S14)."
+                "of their own (NVIDIA default: priority 6 strict, "
+                "docs/references.md#ecn-dcqcn; S14)."
             ),
             fix=f"map DSCP {qos.cnp_dscp} to a strict traffic class (TC {qos.cnp_priority})",
         )

@@ -24,6 +24,7 @@ from aifabric.checks.verify._common import (
     RoceEnd,
     dialect_of,
     evidence_of,
+    fabric_evidence,
     roce_ends,
     roce_links,
     roce_ports,
@@ -187,7 +188,7 @@ def mtu_path(ctx: CheckContext) -> Iterator[Finding]:
             ),
             expected=hmtu,
             actual=mtu,
-            evidence=[f"fabric file: {t} mtu_bytes {mtu}" for t in g.targets[:4]],
+            evidence=[fabric_evidence(t, f"mtu_bytes {mtu}") for t in g.targets[:4]],
             explanation=explain
             + " A host at a smaller MTU also negotiates a smaller RDMA MTU with every peer.",
             fix=f"set MTU {hmtu} on {g.target()} (host interface and the leaf port)",
@@ -202,7 +203,9 @@ def mtu_path(ctx: CheckContext) -> Iterator[Finding]:
         by_mtu: dict[int, Group] = defaultdict(Group)
         for i in low:
             ln = fabric.links[i]
-            by_mtu[ln.mtu_bytes].add(ln.name, [f"fabric file: {ln.name} mtu_bytes {ln.mtu_bytes}"])
+            by_mtu[ln.mtu_bytes].add(
+                ln.name, [fabric_evidence(ln.name, f"mtu_bytes {ln.mtu_bytes}")]
+            )
         for mtu, g in sorted(by_mtu.items()):
             yield meta.finding(
                 target=g.target(),
@@ -323,7 +326,7 @@ def rdma_mtu_fit(ctx: CheckContext) -> Iterator[Finding]:
                 "interface MTU minus 96 bytes (GRH 40 + UDP 8 + BTH 12 + XRC 4 + AtomicETH 28 "
                 f"+ ICRC 4; Linux iboe_get_mtu): {hmtu} - 96 = {hmtu - 96} -> {ib}. At 1024 "
                 "bytes the wire efficiency is 92.6% against 98.0% at 4096 "
-                "(perf-model-and-limits.md §6.3), about 5% of bus bandwidth lost."
+                "(docs/references.md#roce-mtu), about 5% of bus bandwidth lost."
             ),
             fix="run jumbo frames end to end (host MTU 9000 or more, switch 9216): S11",
             refs=["S11"],

@@ -45,7 +45,7 @@ import yaml
 from aifabric.checks.design._util import some
 from aifabric.checks.registry import CheckContext, CheckMeta, metadata, register
 from aifabric.dialects.observed import Observed, ObservedDevice, Val
-from aifabric.findings import Finding
+from aifabric.findings import EvidenceItem, Finding
 
 __all__ = [
     "VarSpec",
@@ -85,6 +85,27 @@ def _data() -> dict[str, Any]:
     text = resources.files("aifabric.checks.verify").joinpath("nccl_vars.yaml").read_text("utf-8")
     data: dict[str, Any] = yaml.safe_load(text)
     return data
+
+
+_SRC_AT = re.compile(r"NVIDIA/nccl@[0-9a-f]+ (?P<path>\S+):(?P<line>\d+)")
+
+
+@cache
+def _nccl_commit() -> str:
+    """The NCCL commit ``nccl_vars.yaml`` was generated from (full SHA, from its header)."""
+    m = re.search(r"\b[0-9a-f]{40}\b", str(_data()["nccl_version"]))
+    return m.group(0) if m else "master"
+
+
+def spec_refs(spec: VarSpec) -> list[str]:
+    """Public URLs of a variable's ``source``: the documentation anchor as it is, and each
+    ``NVIDIA/nccl@<sha> path:line`` as the file at the commit the table was generated from."""
+    refs = re.findall(r"https://[^\s;]+", spec.source)
+    refs += [
+        f"https://github.com/NVIDIA/nccl/blob/{_nccl_commit()}/{m['path']}#L{m['line']}"
+        for m in _SRC_AT.finditer(spec.source)
+    ]
+    return refs or [DOCS]
 
 
 @cache
@@ -236,7 +257,7 @@ def _target(val: Val[str], name: str) -> str:
 def _lint_variable(meta: CheckMeta, name: str, val: Val[str]) -> Iterator[Finding]:
     known = known_variables()
     value = val.value
-    ev = [str(val.src)]
+    ev = [val.src.evidence()]
     spec = known.get(name)
     if spec is None:
         foreign = _foreign().get(name)
@@ -309,7 +330,7 @@ def _lint_variable(meta: CheckMeta, name: str, val: Val[str]) -> Iterator[Findin
             ),
             fix=f"delete {name}" + (f" and set {spec.replaced_by} if needed" if repl else ""),
             evidence=ev,
-            refs=[spec.source],
+            refs=spec_refs(spec),
         )
         return
     if spec.deprecated:
@@ -321,7 +342,7 @@ def _lint_variable(meta: CheckMeta, name: str, val: Val[str]) -> Iterator[Findin
             explanation=f"NCCL's environment documentation deprecates {name} in {spec.deprecated}.",
             fix=f"move to {spec.replaced_by}" if spec.replaced_by else f"drop {name}",
             evidence=ev,
-            refs=[spec.source],
+            refs=spec_refs(spec),
         )
     if _is_dynamic(value):
         return
@@ -329,7 +350,7 @@ def _lint_variable(meta: CheckMeta, name: str, val: Val[str]) -> Iterator[Findin
 
 
 def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Finding]:
-    name, value, ev = spec.name, val.value.strip(), [str(val.src)]
+    name, value, ev = spec.name, val.value.strip(), [val.src.evidence()]
     if spec.type in {"int", "bool"}:
         n, whole = strtoll(value)
         lo, hi = (0, 1) if spec.type == "bool" else (spec.min, spec.max)
@@ -345,7 +366,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 ),
                 fix=f"write {name} as a plain decimal integer",
                 evidence=ev,
-                refs=[spec.source],
+                refs=spec_refs(spec),
             )
         elif value.startswith("0") and len(value) > 1 and value[1:].isdigit():
             yield meta.finding(
@@ -359,7 +380,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 ),
                 fix=f"write {name}={int(value, 10)} without the leading zero",
                 evidence=ev,
-                refs=[spec.source],
+                refs=spec_refs(spec),
             )
         if name == "NCCL_IB_TIMEOUT":
             yield from _ib_timeout(meta, n, val)
@@ -378,7 +399,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 fix=f"set {name} within {lo}..{hi}"
                 + (f" (default {spec.default})" if spec.default else ""),
                 evidence=ev,
-                refs=[spec.source],
+                refs=spec_refs(spec),
             )
     elif spec.type == "enum":
         if value.upper() not in {v.upper() for v in spec.values}:
@@ -394,7 +415,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 ),
                 fix=f"set {name} to one of {', '.join(spec.values)}",
                 evidence=ev,
-                refs=[spec.source],
+                refs=spec_refs(spec),
             )
     elif spec.type == "algo-list":
         body = value.lstrip("^")
@@ -413,7 +434,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 explanation=f"NCCL knows {', '.join(spec.values)} for {name} (not case sensitive).",
                 fix=f"use only {', '.join(spec.values)}",
                 evidence=ev,
-                refs=[spec.source],
+                refs=spec_refs(spec),
             )
 
 
@@ -436,7 +457,7 @@ def _ib_timeout(meta: CheckMeta, n: int, val: Val[str]) -> Iterator[Finding]:
             actual=n,
             explanation=rule + " S15 uses 22 (17.2 s per attempt).",
             fix="none needed; lower it if failures must surface sooner",
-            evidence=[str(val.src)],
+            evidence=[val.src.evidence()],
             refs=[f"{DOCS}#nccl-ib-timeout"],
         )
         return
@@ -447,7 +468,7 @@ def _ib_timeout(meta: CheckMeta, n: int, val: Val[str]) -> Iterator[Finding]:
         expected="1..31 (NCCL default 20; S15 uses 22)",
         explanation=rule + " A lost peer then hangs the job instead of failing it.",
         fix="set NCCL_IB_TIMEOUT=20 (NCCL's default) or 22 (S15)",
-        evidence=[str(val.src)],
+        evidence=[val.src.evidence()],
         refs=[f"{DOCS}#nccl-ib-timeout"],
     )
 
@@ -473,7 +494,7 @@ def _transport(meta: CheckMeta, ctx: CheckContext, env: dict[str, Val[str]]) -> 
                 "CPU copies and reaches a fraction of line rate (S5, S17)."
             ),
             fix="remove NCCL_IB_DISABLE (or set it to 0)",
-            evidence=[str(dis.src)],
+            evidence=[dis.src.evidence()],
             refs=["S5", "S17", f"{DOCS}#nccl-ib-disable"],
         )
     net = env.get("NCCL_NET")
@@ -489,18 +510,18 @@ def _transport(meta: CheckMeta, ctx: CheckContext, env: dict[str, Val[str]]) -> 
                 "docs), so the RDMA NICs carry NCCL over TCP (S5, S17)."
             ),
             fix="remove NCCL_NET (or set NCCL_NET=IB)",
-            evidence=[str(net.src)],
+            evidence=[net.src.evidence()],
             refs=["S5", "S17", f"{DOCS}#nccl-net"],
         )
 
 
-def _host_dscp_override(observed: Observed, dscp: int) -> list[str]:
+def _host_dscp_override(observed: Observed, dscp: int) -> list[EvidenceItem]:
     """Sources of a host-wide mlx5 global traffic class that already marks ``dscp``."""
     out = []
     for host in observed.hosts():
         for v in host.host_dscp:
             if "traffic_class" in v.src.file and v.value == dscp:
-                out.append(str(v.src))
+                out.append(v.src.evidence())
     return out
 
 
@@ -558,7 +579,7 @@ def _roce_marking(
                     f"The right value is {qos.roce_dscp} << 2 = {want}."
                 ),
                 fix=f"export NCCL_IB_TC={want}",
-                evidence=[str(tc.src)],
+                evidence=[tc.src.evidence()],
                 refs=["S13", "S14", f"{DOCS}#nccl-ib-tc"],
             )
         elif ecn:
@@ -586,8 +607,8 @@ def _roce_marking(
                     )
                 ),
                 fix=f"export NCCL_IB_TC={want}",
-                evidence=[str(tc.src)],
-                refs=["S13", "S15", "RFC 3168"],
+                evidence=[tc.src.evidence()],
+                refs=["S13", "S15", "https://www.rfc-editor.org/rfc/rfc3168"],
             )
     gid = env.get("NCCL_IB_GID_INDEX")
     if gid is None:
@@ -631,13 +652,13 @@ def _roce_marking(
                     "the DSCP the fabric classifies on."
                 ),
                 fix="set NCCL_IB_GID_INDEX=3 after checking show_gids, or unset it on NCCL >= 2.21",
-                evidence=[str(gid.src)],
+                evidence=[gid.src.evidence()],
                 refs=[f"{DOCS}#nccl-ib-gid-index"],
             )
 
 
-def _layer_srcs(hosts: list[ObservedDevice], devs: list[str]) -> list[str]:
-    out = [str(h.link_layers[d].src) for h in hosts for d in devs if d in h.link_layers]
+def _layer_srcs(hosts: list[ObservedDevice], devs: list[str]) -> list[EvidenceItem]:
+    out = [h.link_layers[d].src.evidence() for h in hosts for d in devs if d in h.link_layers]
     return out[:3]
 
 
@@ -680,7 +701,7 @@ def _devices(meta: CheckMeta, ctx: CheckContext, env: dict[str, Val[str]]) -> It
                         "report (ibv_devinfo), so they select nothing."
                     ),
                     fix=f"use device names the hosts have: {some(sorted(devs), 8)}",
-                    evidence=[str(hca.src)],
+                    evidence=[hca.src.evidence()],
                     refs=[f"{DOCS}#nccl-ib-hca"],
                 )
         chosen = match_list(spec, devs)
@@ -706,7 +727,7 @@ def _devices(meta: CheckMeta, ctx: CheckContext, env: dict[str, Val[str]]) -> It
                     if right
                     else f"name only {want} devices in NCCL_IB_HCA"
                 ),
-                evidence=[str(hca.src), *_layer_srcs(layered, wrong)],
+                evidence=[hca.src.evidence(), *_layer_srcs(layered, wrong)],
                 refs=[f"{DOCS}#nccl-ib-hca"],
             )
     ifn = env.get("NCCL_SOCKET_IFNAME")
@@ -739,7 +760,7 @@ def _devices(meta: CheckMeta, ctx: CheckContext, env: dict[str, Val[str]]) -> It
                 fix=f"set NCCL_SOCKET_IFNAME to an interface every host has (e.g. ={have[0]})"
                 if have
                 else "set NCCL_SOCKET_IFNAME to the hosts' bootstrap interface",
-                evidence=[str(ifn.src)],
+                evidence=[ifn.src.evidence()],
                 refs=[f"{DOCS}#nccl-socket-ifname"],
             )
 

@@ -1,5 +1,5 @@
 """PFC: on exactly the lossless priority (S12, S18, S21), the same on both ends of a link,
-watched by a watchdog (S20.3), with enough headroom (perf-model-and-limits.md §6.2)."""
+watched by a watchdog (S20.3), with enough headroom (docs/references.md#pfc-headroom)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from aifabric.checks.registry import CheckContext, metadata, register
-from aifabric.checks.verify._common import Group, roce_links
+from aifabric.checks.verify._common import Group, fabric_evidence, roce_links
 from aifabric.findings import Finding
 from aifabric.model import fabric_index
 
@@ -38,7 +38,7 @@ def roce_subnets(ctx: CheckContext) -> Iterator[Finding]:
         for target, addr, _ in host_ifs:
             ip = ipaddress.ip_interface(addr).ip
             if not any(ip in n for n in nets):
-                outside.add(target, [f"fabric file: {target} {addr}"])
+                outside.add(target, [fabric_evidence(target, addr)])
         if outside.count():
             yield meta.finding(
                 target=outside.target(),
@@ -77,7 +77,7 @@ def roce_subnets(ctx: CheckContext) -> Iterator[Finding]:
     for target, addr, _ in host_ifs:
         net = str(ipaddress.ip_interface(addr).network)
         if net in seen and ipaddress.ip_network(net).prefixlen >= 30:
-            dup.add(target, [f"fabric file: {target} {addr} (also {seen[net]})"])
+            dup.add(target, [fabric_evidence(target, f"{addr} (also {seen[net]})")])
         seen.setdefault(net, target)
     if dup.count():
         yield meta.finding(

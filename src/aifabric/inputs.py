@@ -1,0 +1,214 @@
+"""Input limits as policy, in one place: what aifabric agrees to read, and how much.
+
+Users feed whatever they have: a FIFO, ``/dev/zero``, a 2 GB log, a document nested thousands
+of levels deep. The rules, applied wherever a file is read (fabric files, catalogs, captures,
+bundles):
+
+* **Regular files and standard input only.** A FIFO, character or block device or socket is
+  refused with one line (it may block forever or never end); ``-`` reads standard input, up to
+  the same size cap.
+* **A size cap per input class** (:data:`LIMITS`): fabric files and catalogs, device configs,
+  and captures (logs, counters). ``AIFABRIC_MAX_INPUT`` (a size such as ``8G``) raises or
+  lowers every cap at once, for the odd legitimate giant.
+* **Nesting depth checked before decoding** JSON or YAML (:func:`check_nesting`): Python's
+  decoders recurse once per level and die with ``RecursionError`` a few thousand levels down;
+  no real config nests past a few dozen, so anything deeper than :data:`MAX_NESTING` is
+  refused with the line where the limit was passed.
+
+Errors are :class:`aifabric.errors.InputError` (exit 2). :class:`NestingError` is also a
+``ValueError``, so parsers that treat undecodable JSON as "not this format" keep doing so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from aifabric.errors import InputError
+from aifabric.units import format_bytes, parse_bytes
+
+__all__ = [
+    "LIMITS",
+    "MAX_NESTING",
+    "InputClass",
+    "NestingError",
+    "check_nesting",
+    "input_limit",
+    "loads_json",
+    "nesting_depth",
+    "read_input",
+]
+
+InputClass = Literal["fabric", "config", "capture"]
+
+LIMITS: dict[InputClass, int] = {
+    "fabric": 1 << 30,  # 1 GiB: a 100,000-server fabric file is ~60 MB of YAML
+    "config": 256 << 20,  # 256 MiB: the largest config_db.json seen is a few MB
+    "capture": 4 << 30,  # 4 GiB: NCCL_DEBUG=INFO of thousands of ranks
+}
+"""Default size caps per input class (bytes)."""
+
+MAX_NESTING = 200
+"""Deepest JSON/YAML nesting decoded (real documents stay under ~30 levels)."""
+
+ENV_OVERRIDE = "AIFABRIC_MAX_INPUT"
+
+
+class NestingError(InputError, ValueError):
+    """A document nested deeper than :data:`MAX_NESTING` (also a ``ValueError``)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.lineno = line
+
+
+def input_limit(kind: InputClass) -> int:
+    """The size cap of ``kind``: ``AIFABRIC_MAX_INPUT`` when set, else :data:`LIMITS`."""
+    raw = os.environ.get(ENV_OVERRIDE)
+    if raw:
+        try:
+            return parse_bytes(raw)
+        except InputError as exc:
+            raise InputError(f"{ENV_OVERRIDE}={raw!r}: {exc}") from None
+    return LIMITS[kind]
+
+
+def _too_big(name: str, size: int, cap: int, kind: InputClass) -> InputError:
+    return InputError(
+        f"{name}: {format_bytes(size)} is over the {format_bytes(cap)} limit for {kind} input; "
+        f"set {ENV_OVERRIDE} (e.g. {ENV_OVERRIDE}=16G) to read it anyway"
+    )
+
+
+def read_input(path: Path | str, kind: InputClass = "capture") -> bytes:
+    """The bytes of ``path`` (``-``: standard input) under the policy of this module."""
+    cap = input_limit(kind)
+    if str(path) == "-":
+        head = sys.stdin.buffer.read(65536)
+        if b"\x00" in head:  # ``< /dev/zero``: refuse before reading gigabytes of it
+            raise InputError("<stdin>: binary data (NUL bytes), not a captured text output")
+        data = head + sys.stdin.buffer.read(cap + 1 - len(head)) if len(head) == 65536 else head
+        if len(data) > cap:
+            raise _too_big("<stdin>", len(data), cap, kind)
+        return data
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{p}: is a directory, expected a file")
+    if not stat.S_ISREG(mode):
+        what = (
+            "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        raise InputError(
+            f"{p}: is {what}, not a regular file; to read a pipe give '-' and redirect it to "
+            "standard input"
+        )
+    if st.st_size > cap:
+        raise _too_big(str(p), st.st_size, cap, kind)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(cap + 1)  # a file growing while read is still capped
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > cap:
+        raise _too_big(str(p), len(data), cap, kind)
+    return data
+
+
+def nesting_depth(text: str, *, yaml: bool = True, stop: int | None = None) -> tuple[int, int]:
+    """(deepest nesting, 1-based line where it is reached) of a JSON or YAML document.
+
+    One linear pass. Counts ``[``/``{`` against ``]``/``}`` outside quoted strings (JSON, and
+    YAML flow style). With ``yaml``, block style too: each line whose indentation is deeper
+    than the enclosing line's opens a level (a stack of indentations, popped as lines dedent),
+    and each ``- ``, ``? `` or ``: `` marker before the line's content opens one more
+    (``- - x`` is a list in a list). ``stop``: return as soon as the depth passes it.
+    """
+    deepest, where, line, depth = 0, 1, 1, 0
+    quote = ""
+    escaped = False
+    at_start = True
+    indent = markers = 0
+    stack: list[int] = []
+    for ch in text:
+        if at_start:
+            if ch in {" ", "\t"}:
+                indent += 1
+                continue
+            if yaml and ch in {"-", "?", ":"}:
+                markers += 1
+                indent += 1
+                continue
+            if ch in {"\n", "\r"}:
+                indent = markers = 0
+                line += ch == "\n"
+                continue
+            at_start = False
+            level = depth
+            if yaml:
+                while stack and stack[-1] >= indent - markers:
+                    stack.pop()
+                stack.append(indent - markers)
+                level += len(stack) + markers
+            if level > deepest:
+                deepest, where = level, line
+                if stop is not None and deepest > stop:
+                    return deepest, where
+        if ch == "\n":
+            line += 1
+            at_start, indent, markers = True, 0, 0
+            if quote == "'":
+                quote = ""
+            continue
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch == '"' or (yaml and ch == "'"):
+            quote = ch
+        elif ch in {"[", "{"}:
+            depth += 1
+            level = depth + (len(stack) + markers if yaml else 0)
+            if level > deepest:
+                deepest, where = level, line
+                if stop is not None and deepest > stop:
+                    return deepest, where
+        elif ch in {"]", "}"}:
+            depth = max(depth - 1, 0)
+    return deepest, where
+
+
+def check_nesting(text: str, name: str, *, yaml: bool = True, limit: int = MAX_NESTING) -> None:
+    """Raise :class:`NestingError` when ``text`` nests deeper than ``limit`` levels."""
+    deepest, line = nesting_depth(text, yaml=yaml, stop=limit)
+    if deepest > limit:
+        raise NestingError(
+            f"{name} line {line}: nested deeper than {limit} levels; refusing to decode it", line
+        )
+
+
+def loads_json(text: str, name: str = "<input>") -> Any:
+    """``json.loads`` after the nesting check: raises ``ValueError`` (``JSONDecodeError`` or
+    :class:`NestingError`, both with ``lineno``) and never ``RecursionError``."""
+    check_nesting(text, name, yaml=False)
+    return json.loads(text)
