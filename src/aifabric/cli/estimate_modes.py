@@ -37,7 +37,8 @@ from aifabric.explain import Explained
 from aifabric.model.workload import DTYPE_BYTES, Workload
 from aifabric.perf.calibrate import Calibration
 from aifabric.perf.estimate import Estimate, Platform, estimate, sweep_sizes
-from aifabric.perf.workload import inference_tp_latency, training_iteration
+from aifabric.perf.inference import inference_tp_latency
+from aifabric.perf.workload import training_iteration
 from aifabric.units import format_bytes, parse_bytes
 
 __all__ = ["platform_json", "run_collective", "run_inference", "run_training", "wants_training"]

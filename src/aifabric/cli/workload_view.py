@@ -10,7 +10,8 @@ from rich.table import Table
 
 from aifabric.cli.common import out_console
 from aifabric.errors import InputError
-from aifabric.perf.workload import GradientSync, TpLatency, TrainingComm
+from aifabric.perf.inference import TpLatency
+from aifabric.perf.workload import GradientSync, TrainingComm
 from aifabric.units import format_bytes
 
 __all__ = [

@@ -4,6 +4,10 @@
 busbw, algorithm, protocol: the stable JSON shape), the link that bounds the result, and the
 explanation.
 
+(About 800 lines because the explanation of every number, ``_derive_steps``, lives beside the
+computation it explains so the two cannot drift; the tuner, the hardware limits and the fabric
+terms are already their own modules.)
+
 How a row is computed (S23, S24):
 
 1. *Nominal* inputs, what NCCL believes (its NVLink constant, NIC speed/8 capped by its PCIe

@@ -16,18 +16,8 @@ article's figure beside it, with the reasons they differ (S24):
 * with tensor or pipeline parallelism each data-parallel rank syncs only its shard
   ``parameters / (tp · pp)``; gradients are often bf16 (2 bytes), which halves ``S``.
 
-Placement rule (S8, Megatron-style launchers): ``Workload.rank_order`` lists the parallel axes
-from innermost (consecutive global ranks) to outermost; a global rank ``r`` sits on server
-``r // g`` (``g`` GPUs per server). A communicator (a DP, TP, EP group or a PP stage pair) is the
-set of ranks that differ only along its axis; counting its ranks per server gives the
-communicator's platform: ``nodes`` = servers it touches, ``gpus_per_node`` = its ranks per server
-``k``, and its share of each server's NICs = ``N_NIC · k / g`` (all ``g/k`` groups on a server
-communicate at the same time, each over the NICs of its own GPUs: rail-optimised servers give
-one NIC per GPU). With the default order ``(tp, pp, dp)`` and ``tp · pp ≥ g``, a DP group has one
-rank per server and each rank uses its own NIC (its rail): ``B`` = one NIC's goodput, which is
-the picture the article's 4 s assumes. A fractional share (fewer NICs than GPUs) scales the
-per-NIC efficiency (:class:`~aifabric.perf.estimate.Efficiency` ``nic``), so the estimate sees
-``k · N_NIC / g`` NICs' worth of goodput per server.
+Where the ranks of each communicator sit, and so which NICs it crosses, is
+:mod:`aifabric.perf.placement` (S8); per-token inference is :mod:`aifabric.perf.inference` (S3).
 
 All times come from :func:`aifabric.perf.estimate.estimate` (NCCL's α-β model and algorithm
 choice on the communicator's platform); the bandwidth term ``t_bw`` is shown beside the full time
@@ -37,16 +27,22 @@ so the ring factor stays visible.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from aifabric.errors import InputError
 from aifabric.explain import Explained
 from aifabric.model.workload import DTYPE_BYTES, Workload
 from aifabric.perf.collectives import Collective, busbw_factor
 from aifabric.perf.estimate import Estimate, Platform, Row, estimate
+from aifabric.perf.inference import REF_MEGATRON, TpLatency, inference_tp_latency
+from aifabric.perf.placement import (
+    REF_NODE_BW,
+    Placement,
+    Tier,
+    communicator,
+    placement,
+    time_one,
+)
 
 __all__ = [
     "CommComponent",
@@ -64,19 +60,6 @@ __all__ = [
 REF_BUSBW = (
     "nccl-tests busbw 2(n-1)/n: https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"
 )
-REF_NODE_BW = (
-    "a ring crosses each node once per channel, so it crosses N_NIC x B_NIC per node: "
-    "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md (busbw), "
-    "https://github.com/NVIDIA/nccl-tests/issues/267 (per-NIC goodput)"
-)
-REF_MEGATRON = (
-    "Megatron-LM (Shoeybi et al. 2019 §3, https://arxiv.org/abs/1909.08053; Narayanan et al. "
-    "2021, https://arxiv.org/abs/2104.04473): 2 TP all-reduces forward and "
-    "2 backward per transformer layer, of b·s·h activations"
-)
-
-Tier = Literal["intra-node", "inter-node"]
-"""``intra-node`` (scale-up links only) or ``inter-node`` (crosses the NICs and the fabric)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,138 +114,6 @@ def _seed_doubled(seed: Explained) -> Explained:
         sources=["S1"],
         note="a flat x2, not a model: the ring factor alone is ~x2 at large n (see t_bw)",
     )
-
-
-# --------------------------------------------------------------------------------------------
-# S8: where a communicator's ranks sit
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """One communicator laid onto servers (S8), and the platform that models it."""
-
-    axis: str
-    """``dp``, ``tp``, ``ep`` or ``pp`` (a stage pair)."""
-    ranks: int
-    nodes: int
-    """Servers the communicator touches."""
-    ranks_per_node: int
-    """Its ranks on each server (the fewest, when uneven)."""
-    nic_share: float
-    """NICs of one server this communicator owns: ``N_NIC · k / g``."""
-    platform: Platform
-    """The communicator's platform: ``nodes × ranks_per_node`` ranks (when uneven:
-    ``n/k'`` nodes of ``k'`` ranks, ``k'`` the largest divisor of ``n`` ≤ the fewest per server)
-    with ``ceil(nic_share)`` NICs per node, each scaled to the share."""
-    server_gpus: int
-    """``g``: GPUs per server."""
-    server_nics: int
-    """``N_NIC``: NICs per server."""
-    uneven: bool = False
-    """Servers hold different numbers of its ranks (the platform uses the fewest)."""
-
-    @property
-    def tier(self) -> Tier:
-        return "inter-node" if self.nodes > 1 else "intra-node"
-
-    def explained(self) -> Explained:
-        """The placement rule with this communicator's figures."""
-        p = self.platform
-        return Explained.fast(
-            quantity=f"{self.axis} communicator placement",
-            value=f"{self.nodes} node(s) x {self.ranks_per_node} rank(s)",
-            formula=(
-                "rank r = sum(index_a x stride_a) over rank_order (innermost first); server = "
-                "r // g; k = ranks per server; NICs owned = N_NIC x k / g"
-            ),
-            inputs={
-                "ranks": self.ranks,
-                "g_gpus_per_server": self.server_gpus,
-                "N_nics_per_server": self.server_nics,
-                "k_ranks_per_server": self.ranks_per_node,
-                "nic_share": round(self.nic_share, 4),
-                "nics_per_node_modelled": p.nics_per_node,
-                "nic_efficiency": round(p.efficiency.nic, 4),
-                "tier": self.tier,
-            },
-            sources=["S8", REF_NODE_BW],
-            note=(
-                "servers hold different numbers of ranks: the NIC share is the fewest's, n is kept"
-                if self.uneven
-                else None
-            ),
-        )
-
-
-def _layout(w: Workload) -> dict[str, int]:
-    """Axis sizes used to number ranks: ``ep`` is carved out of ``dp`` when listed."""
-    sizes = {"tp": w.tp, "pp": w.pp, "dp": w.dp}
-    if "ep" in w.rank_order:
-        sizes["ep"] = w.ep
-        sizes["dp"] = w.dp // w.ep
-    return sizes
-
-
-def _rank(w: Workload, sizes: Mapping[str, int], coord: Mapping[str, int]) -> int:
-    r, stride = 0, 1
-    for axis in w.rank_order:
-        r += coord.get(axis, 0) * stride
-        stride *= sizes[axis]
-    return r
-
-
-def _group_ranks(w: Workload, axis: str) -> list[int]:
-    """Global ranks of the first communicator along ``axis`` (others at index 0)."""
-    sizes = _layout(w)
-    if axis == "dp":
-        if "ep" in sizes:
-            return [
-                _rank(w, sizes, {"ep": e, "dp": d})
-                for d in range(sizes["dp"])
-                for e in range(sizes["ep"])
-            ]
-        return [_rank(w, sizes, {"dp": d}) for d in range(w.dp)]
-    if axis == "ep":
-        if "ep" in sizes:
-            return [_rank(w, sizes, {"ep": e}) for e in range(w.ep)]
-        # Megatron: expert groups are ep consecutive members of the DP group
-        return [_rank(w, sizes, {"dp": d}) for d in range(w.ep)]
-    if axis == "tp":
-        return [_rank(w, sizes, {"tp": t}) for t in range(w.tp)]
-    if axis == "pp":  # the first stage boundary: stage 0 -> stage 1
-        return [_rank(w, sizes, {"pp": s}) for s in range(min(w.pp, 2))]
-    raise InputError(f"unknown parallel axis {axis!r}")
-
-
-def _communicator(node: Platform, axis: str, ranks: list[int]) -> Placement:
-    g = node.gpus_per_node
-    if g < 1:
-        raise InputError("GPUs per server must be at least 1")
-    per_node = Counter(r // g for r in ranks)
-    nodes = len(per_node)
-    k = min(per_node.values())
-    uneven = max(per_node.values()) != k
-    share = node.nics_per_node * k / g
-    nics = max(1, math.ceil(share - 1e-9))
-    frac = share / nics if share > 0 else 1.0
-    eff = node.efficiency
-    if frac < 1.0 - 1e-12:
-        eff = replace(eff, nic=eff.nic * frac)
-    # keep n exact: uneven servers are modelled as n/k' servers of k' ranks, k' the largest
-    # divisor of n not above the fewest ranks per server (the NIC share stays that server's)
-    n = len(ranks)
-    k_model = max(d for d in range(1, k + 1) if n % d == 0)
-    platform = replace(
-        node, nodes=n // k_model, gpus_per_node=k_model, nics_per_node=nics, efficiency=eff
-    )
-    return Placement(axis, len(ranks), nodes, k, share, platform, g, node.nics_per_node, uneven)
-
-
-def placement(node: Platform, workload: Workload, axis: str = "dp") -> Placement:
-    """The communicator of ``axis`` (``dp``, ``tp``, ``ep`` or ``pp``) of ``workload`` on
-    servers like ``node`` (its ``gpus_per_node``, NICs, transport; ``node.nodes`` is not used:
-    the job occupies ``ceil(gpus / g)`` servers). See the module docstring for the rule (S8)."""
-    return _communicator(node, axis, _group_ranks(workload, axis))
 
 
 # --------------------------------------------------------------------------------------------
@@ -583,14 +434,6 @@ class TrainingComm:
         return next((c for c in self.components if c.name == name), None)
 
 
-def _time_one(pl: Placement, coll: Collective, size: int) -> tuple[float, Row, str]:
-    if pl.platform.ranks <= 1:
-        return 0.0, Row(size, 0.0, 0.0, 0.0, "none", "none", "one rank"), "none"
-    e = estimate(pl.platform, coll, [size])
-    row = e.rows[0]
-    return row.time_us * 1e-6, row, str(e.bottleneck["link"])
-
-
 def _component(
     name: str,
     coll: Collective,
@@ -603,7 +446,7 @@ def _component(
     sources: list[str],
     note: str | None = None,
 ) -> CommComponent:
-    t, row, link = _time_one(pl, coll, size)
+    t, row, link = time_one(pl, coll, size)
     step = Explained.fast(
         quantity=f"{name} per iteration",
         value=count * t,
@@ -722,12 +565,12 @@ def training_iteration(
                 [REF_MEGATRON, "S8"],
             )  # fmt: skip
             comps.append(comp)
-            ideal = _communicator(
+            ideal = communicator(
                 replace(node, gpus_per_node=max(node.gpus_per_node, workload.tp)),
                 "tp",
                 list(range(workload.tp)),
             )
-            t_ideal, _, _ = _time_one(ideal, "allreduce", act)
+            t_ideal, _, _ = time_one(ideal, "allreduce", act)
             tp_penalty = comp.time_each_s / t_ideal if t_ideal > 0 else 1.0
             steps.append(
                 Explained.fast(
@@ -814,111 +657,3 @@ def training_iteration(
     return TrainingComm(
         tuple(comps), tuple(skipped), total, exposed, ov, grad, tp_penalty, tuple(steps)
     )
-
-
-# --------------------------------------------------------------------------------------------
-# S3: tensor-parallel inference, per token
-
-
-@dataclass(frozen=True, slots=True)
-class TpLatency:
-    """Per-token tensor-parallel AllReduce latency of inference (S3)."""
-
-    message_bytes: int
-    tp: int
-    tier: Tier
-    allreduce_us: float
-    alpha_us: float
-    alpha_share: float
-    """``α / t``: near 1 means latency-bound (small messages, S3)."""
-    per_layer_us: float
-    per_token_us: float | None
-    algorithm: str
-    protocol: str
-    link: str
-    steps: tuple[Explained, ...]
-
-    @property
-    def latency_bound(self) -> bool:
-        return self.alpha_share >= 0.5
-
-
-def inference_tp_latency(
-    platform: Platform,
-    hidden_size: int,
-    batch: int,
-    tp: int,
-    dtype_bytes: int = 2,
-    layers: int | None = None,
-) -> TpLatency:
-    """Per-token TP AllReduce cost of inference on servers like ``platform`` (S3).
-
-    Each decoded token runs 2 all-reduces per layer (after attention and after the MLP) of
-    ``batch · hidden_size · dtype_bytes`` bytes: a few KiB to a few hundred KiB, so the α term
-    (NCCL's base + hop latency) dominates ``t = α + S/bw`` and jitter adds directly to per-token
-    latency. The TP group is ``tp`` consecutive ranks (inside one server when ``tp ≤ g``,
-    otherwise ``tp / g`` whole servers, S8). ``per_token = 2 · layers · t`` when ``layers`` given.
-    """
-    if hidden_size <= 0 or batch <= 0 or tp <= 0 or dtype_bytes <= 0:
-        raise InputError("hidden_size, batch, tp and dtype_bytes must be positive")
-    if layers is not None and layers <= 0:
-        raise InputError("layers must be positive")
-    g = platform.gpus_per_node
-    if tp > g and tp % g != 0:
-        raise InputError(f"tp ({tp}) across servers must be a multiple of GPUs per server ({g})")
-    size = batch * hidden_size * dtype_bytes
-    pl = _communicator(platform, "tp", list(range(tp)))
-    t, row, link = _time_one(pl, "allreduce", size)
-    t_us = t * 1e6
-    share = row.latency_us / row.time_us if row.time_us > 0 else 0.0
-    per_layer = 2.0 * t_us
-    per_token = per_layer * layers if layers is not None else None
-    steps: list[Explained] = [
-        pl.explained(),
-        Explained.fast(
-            quantity="TP all-reduce message",
-            value=size,
-            unit="B",
-            formula="S = batch x hidden x bytes",
-            inputs={"batch": batch, "hidden": hidden_size, "bytes": dtype_bytes},
-            sources=["S3"],
-        ),
-        Explained.fast(
-            quantity="TP all-reduce time",
-            value=round(t_us, 4),
-            unit="us",
-            formula="t = alpha + S / bw at NCCL's (algorithm, protocol)",
-            inputs={
-                "alpha_us": round(row.latency_us, 4),
-                "alpha_share": round(share, 4),
-                "algorithm": row.algorithm,
-                "protocol": row.protocol,
-                "tier": pl.tier,
-            },
-            sources=["aifabric.perf.estimate", "S3"],
-            note="latency-bound: alpha dominates" if share >= 0.5 else None,
-        ),
-        Explained.fast(
-            quantity="TP communication per layer per token",
-            value=round(per_layer, 4),
-            unit="us",
-            formula="2 x t (after attention, after the MLP)",
-            inputs={"t_us": round(t_us, 4)},
-            sources=[REF_MEGATRON, "S3"],
-        ),
-    ]
-    if per_token is not None:
-        steps.append(
-            Explained.fast(
-                quantity="TP communication per token",
-                value=round(per_token, 4),
-                unit="us",
-                formula="2 x layers x t",
-                inputs={"layers": layers or 0, "t_us": round(t_us, 4)},
-                sources=["S3"],
-            )
-        )
-    return TpLatency(
-        size, tp, pl.tier, t_us, row.latency_us, share, per_layer, per_token,
-        row.algorithm, row.protocol, link, tuple(steps),
-    )  # fmt: skip
