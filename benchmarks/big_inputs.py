@@ -24,7 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "evidence"
 
-KINDS = {"nccl-log": "nccl-log", "ethtool-stats": "ethtool-stats"}
+KINDS = {
+    "nccl-log": "nccl-log",
+    "ethtool-stats": "ethtool-stats",
+    "ethtool-stats-series": "ethtool-stats",
+}
+"""Input name → parser kind. ``ethtool-stats`` repeats one headerless mlx5 dump (it reads as
+one long dump); ``ethtool-stats-series`` repeats a real i40e dump with its ``NIC statistics:``
+header, a ``while sleep 1; do ethtool -S eth0; done`` series of separate snapshots."""
 
 
 def _real_lines(kind: str) -> list[bytes]:
@@ -40,14 +47,16 @@ def write_big(kind: str, path: Path, size: int) -> int:
 
     NCCL logs are repeated line by line. ``ethtool -S`` dumps are repeated whole (one dump
     after another, as a ``while sleep 1; do ethtool -S ...; done`` series)."""
-    lines = _real_lines(kind)
-    if kind == "ethtool-stats":
-        # one real dump (the largest mlx5 one) repeated: a series of the same NIC
-        dumps = sorted((FIXTURES / kind).glob("mlx5*/input.*"))
+    if kind in ("ethtool-stats", "ethtool-stats-series"):
+        # one real dump repeated: the largest headerless mlx5 one, or the headed i40e one
+        glob = "mlx5*/input.*" if kind == "ethtool-stats" else "i40e*/input.*"
+        dumps = sorted((FIXTURES / "ethtool-stats").glob(glob))
         block = max((p.read_bytes() for p in dumps), key=len)
         if not block.endswith(b"\n"):
             block += b"\n"
         lines = block.splitlines(keepends=True)
+    else:
+        lines = _real_lines(kind)
     chunk = b"".join(lines)
     count = 0
     written = 0
@@ -94,11 +103,11 @@ def main() -> None:
     print("| input | command | size (MiB) | lines | time (s) | lines/s | peak RSS (MiB) | exit |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
-        for kind in KINDS:
-            if args.k and args.k not in kind:
+        for name, kind in KINDS.items():
+            if args.k and args.k not in name:
                 continue
-            path = Path(tmp) / f"{kind}.txt"
-            lines = write_big(kind, path, args.mb << 20)
+            path = Path(tmp) / f"{name}.txt"
+            lines = write_big(name, path, args.mb << 20)
             size = path.stat().st_size / (1 << 20)
             for cmd in (
                 ["parse", str(path), "--kind", kind, "--format", "json"],
@@ -106,7 +115,7 @@ def main() -> None:
             ):
                 dt, rss, code = _run(cmd)
                 print(
-                    f"| {kind} | {cmd[0]} | {size:.0f} | {lines} | {dt:.1f} | "
+                    f"| {name} | {cmd[0]} | {size:.0f} | {lines} | {dt:.1f} | "
                     f"{lines / dt:,.0f} | {rss:.0f} | {code} |",
                     flush=True,
                 )

@@ -1,12 +1,19 @@
 """``aifabric parse FILE [--kind K]``: detect the kind of a captured output and print its
 records (JSON keys ``kind``, ``records``, ``warnings``).
 
+A file over :data:`aifabric.checks.diagnose.streaming.STREAM_THRESHOLD` of a kind read in
+chunks (NCCL logs, ``ethtool -S`` series) is parsed chunk by chunk: JSON output writes each
+record as it is produced (same document, one record per line), table output shows the counts
+per record type and the first records of each.
+
 Exit codes: 0 parsed (warnings allowed: a malformed line is reported and skipped), 2 when the
 input is not text, its kind cannot be told, or nothing in it could be parsed.
 """
 
 from __future__ import annotations
 
+import json
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,7 +21,15 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from aifabric.cli.common import FormatOpt, OutputFormat, emit_json, err_console, out_console
+from aifabric.checks.diagnose import streaming
+from aifabric.cli.common import (
+    JSON_FORMAT_VERSION,
+    FormatOpt,
+    OutputFormat,
+    emit_json,
+    err_console,
+    out_console,
+)
 from aifabric.errors import InputError
 from aifabric.evidence import ParseResult, all_kinds, decode_capture, detect_scores, parse_text
 from aifabric.evidence.paste import describe, parse_paste
@@ -110,6 +125,66 @@ def _records_views(result: ParseResult, limit: int) -> list[Table]:
     return views
 
 
+MAX_STREAMED_WARNINGS = 1000
+"""Warnings written for a file parsed in chunks (the rest are counted)."""
+
+
+def _streamed(path: Path, kind: str | None, fmt: OutputFormat, limit: int) -> bool:
+    """Parse a huge capture chunk by chunk (see the module docstring); False when ``path`` is
+    not one (small, a paste of several tools, or a kind not read in chunks)."""
+    try:
+        big = path.is_file() and path.stat().st_size > streaming.STREAM_THRESHOLD
+    except OSError:
+        return False
+    if not big:
+        return False
+    if kind is None:
+        kind = streaming.streamed_kind(path)
+    elif kind not in all_kinds():
+        raise InputError(f"unknown kind {kind!r}; known: {', '.join(sorted(all_kinds()))}")
+    if kind not in streaming.CUTS:
+        return False
+    name = str(path)
+    counts: Counter[str] = Counter()
+    shown = ParseResult(kind)
+    warnings: list[Any] = []
+    n_warnings = 0
+    out = sys.stdout
+    for records, warns in streaming.stream_parse(path, kind):
+        n_warnings += len(warns)
+        warnings += warns[: max(0, MAX_STREAMED_WARNINGS - len(warnings))]
+        for rec in records:
+            if fmt is OutputFormat.json:
+                head = (
+                    "{" + f'"format_version": {JSON_FORMAT_VERSION}, "kind": {json.dumps(kind)}, '
+                    f'"file": {json.dumps(name)}, "records": [\n'
+                    if not counts
+                    else ",\n"
+                )
+                out.write(head + json.dumps(rec.to_json(), ensure_ascii=False, default=str))
+            elif limit <= 0 or counts[rec.record_type] < limit:
+                shown.records.append(rec)
+            counts[rec.record_type] += 1
+    if not counts:
+        hint = f" (first problem: {warnings[0]})" if warnings else ""
+        raise InputError(f"{name}: no {kind} records found{hint}")
+    if fmt is OutputFormat.json:
+        more = n_warnings - len(warnings)
+        tail = f', "warnings_not_shown": {more}' if more else ""
+        docs = ",\n".join(json.dumps(w.to_json(), ensure_ascii=False) for w in warnings)
+        out.write(f'\n], "warnings": [{docs}]{tail}}}\n')
+        return True
+    summary = ", ".join(f"{n} {t}" for t, n in counts.items())
+    out_console.print(f"{name}: {kind} (read in chunks): {summary}", markup=False)
+    for table in _records_views(shown, 0):
+        out_console.print(table)
+    if warnings:
+        err_console.print(f"{n_warnings} warning(s), first {len(warnings)}:")
+        for w in warnings:
+            err_console.print(f"  {name}: {w}", markup=False)
+    return True
+
+
 def parse(
     file: Annotated[
         Path | None,
@@ -142,6 +217,8 @@ def parse(
         return
     if file is None:
         raise InputError("give a FILE to parse (or --list-kinds)")
+    if str(file) != "-" and _streamed(file, kind, fmt, limit):
+        return
     text, name = _read(file)
     detected = kind is None
     segments: list[dict[str, Any]] | None = None

@@ -87,7 +87,7 @@ def expand_interfaces(spec: str) -> list[str]:
     ``Ethernet1/1-2,Ethernet1/5`` and ``Ethernet1/1-2, 1/5`` → three; ``ethernet1/11-12`` →
     ``Ethernet1/11``, ``Ethernet1/12``; anything unreadable comes back unchanged.
     """
-    s = re.sub(r"\s*-\s*", "-", spec.strip())
+    s = re.sub(r"(?:(?<!\s)\s*+)?-\s*", "-", spec.strip())  # blanks read once: linear
     out: list[str] = []
     prefix = ""
     for item in (i.strip() for i in s.split(",")):

@@ -29,10 +29,17 @@ from typing import Any, ClassVar
 from aifabric.errors import InputError
 
 __all__ = [
+    "MAX_DIGITS",
+    "MAX_LINE_CHARS",
     "ParseResult",
     "ParseWarning",
     "Record",
+    "cap_line_length",
+    "cut_lines_warning",
     "decode_capture",
+    "drop_out_of_range",
+    "finite_float",
+    "finite_or_none",
     "mw_to_dbm",
     "parse_number",
     "split_launcher_prefix",
@@ -139,7 +146,10 @@ class ParseResult:
 # --------------------------------------------------------------------------------------------
 # decoding
 
-_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+# CSI sequences (colours, cursor) and OSC sequences (window titles, hyperlinks) ended by BEL or
+# ST (ESC \). An OSC ends within its line at the next ESC: ``\x1b\][^\x07]*\x07`` ran from every
+# unterminated "ESC ]" to the end of the whole text (quadratic) and swallowed lines up to a far BEL.
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b\n]*+(?:\x07|\x1b\\)")
 # ESC (27) is left out: colour codes from `ls --color`-style tools are common in pastes.
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13, 27}
 _CONTROL_BYTES = bytes(sorted(_CONTROL))
@@ -183,6 +193,116 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# line length
+
+MAX_LINE_CHARS = 64 * 1024
+"""Longest line (characters) an evidence parser sees. :func:`aifabric.evidence.parse_text` cuts
+longer lines to this length before detection and parsing, with one warning per input naming them.
+
+No tool's output has lines near this long (the widest real lines are NCCL graph dumps and
+``lspci -vvv`` capability lists, a few hundred characters), so a longer line is a capture gone
+wrong (a binary blob, a log without newlines, a hostile paste). Every pattern is linear-time on
+any line (``tests/unit/evidence/test_hostile.py``); the cap also bounds what a line costs.
+JSON documents (``ip -j``, ``rdma -j``, ``ethtool --json``, ``nccl-tests -J``, ``config_db.json``)
+are exempt: minified, they are one long line that must stay whole, and they are decoded by the
+linear JSON decoder after a nesting-depth check.
+"""
+
+MAX_DIGITS = 300
+"""Longest run of digits a parser sees: a line is cut before a longer one (same warning).
+
+No capture prints a number of more than 40 digits (2^128 has 39). A longer run would make
+``int()`` refuse it (beyond 4,300 digits: ``ValueError``) or ``float(int(...))`` overflow (beyond
+308: ``OverflowError``), a traceback wherever a parser converts a ``\\d+``; up to 300 digits every
+conversion works, and :func:`drop_out_of_range` then rejects the record holding such a number.
+"""
+
+# str.splitlines() ends lines at these too (and at "\r\n" as one break)
+_BREAK_RE = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LONG_NUMBER_RE = re.compile(rf"(?<!\d)\d{{{MAX_DIGITS + 1}}}")
+
+
+def _line_breaks(text: str, start: int, end: int) -> int:
+    """How many line ends (as :meth:`str.splitlines` counts them) lie in ``text[start:end]``."""
+    n = text.count("\n", start, end) - text.count("\r\n", start, end)
+    return n + sum(text.count(c, start, end) for c in _OTHER_BREAKS)
+
+
+def cap_line_length(
+    text: str, limit: int = MAX_LINE_CHARS
+) -> tuple[str, list[tuple[int, int, int]]]:
+    """``text`` with every line longer than ``limit`` characters cut to its first ``limit``, and
+    every line holding a run of more than :data:`MAX_DIGITS` digits cut before that run; the cut
+    lines as (1-based line number, original length, characters kept), in input order.
+
+    Linear and cheap on ordinary input: the scan jumps from the last newline within
+    ``MAX_DIGITS + 1`` characters of a line start to the next (``str.rfind``; about 1 ms per MB
+    of log), and looks into only the lines longer than that, splitting them by the other line
+    ends ``str.splitlines`` knows. Line numbers count lines as ``splitlines`` does.
+    """
+    n = len(text)
+    window = min(limit, MAX_DIGITS)  # a shorter line can hold neither
+    if n <= window:
+        return text, []
+    out: list[str] = []
+    cut: list[tuple[int, int, int]] = []
+    s = kept = counted = 0  # line start; text[:kept] is in ``out``; breaks counted up to here
+    line = 1
+    while n - s > window:
+        r = text.rfind("\n", s, s + window + 1)
+        if r >= 0:
+            s = r + 1  # every line that starts in text[s:r] ends by r: none is long
+            continue
+        e = text.find("\n", s)
+        if e < 0:
+            e = n
+        elif text[e - 1] == "\r":
+            e -= 1  # keep a "\r\n" whole, outside the stretch (e > s: text[s:e] is long)
+        p, sub_line, pieces, changed = s, line + _line_breaks(text, counted, s), [], False
+        for m in [*_BREAK_RE.finditer(text, s, e), None]:
+            q = e if m is None else m.start()
+            keep = min(q, p + limit)
+            big = _LONG_NUMBER_RE.search(text, p, keep) if keep - p > MAX_DIGITS else None
+            if big is not None:
+                keep = big.start()
+            if keep < q:
+                cut.append((sub_line, q - p, keep - p))
+                changed = True
+            pieces.append(text[p:keep])
+            if m is not None:
+                pieces.append(m.group())
+                sub_line += 1
+                p = m.end()
+        if changed:
+            out.append(text[kept:s])
+            out.extend(pieces)
+            kept = e
+        line, s, counted = sub_line, e, e
+    if not cut:
+        return text, []
+    out.append(text[kept:])
+    return "".join(out), cut
+
+
+def cut_lines_warning(cut: list[tuple[int, int, int]], limit: int = MAX_LINE_CHARS) -> ParseWarning:
+    """The one warning for the lines :func:`cap_line_length` cut: which, how long, how cut."""
+
+    def why(length: int, kept: int) -> str:
+        if kept == limit:
+            return f"{length:,} characters"
+        return f"a number of over {MAX_DIGITS} digits at character {kept + 1:,}"
+
+    shown = ", ".join(f"line {ln} ({why(length, kept)})" for ln, length, kept in cut[:5])
+    more = f" and {len(cut) - 5} more" if len(cut) > 5 else ""
+    return ParseWarning(
+        cut[0][0],
+        f"{len(cut)} line(s) cut before parsing (to their first {limit:,} characters, or before "
+        f"a number of more than {MAX_DIGITS} digits): {shown}{more}",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # launcher prefixes
 
 # OpenMPI --tag-output: "[1,0]<stdout>:" (jobid,rank); --timestamp-output adds a date before.
@@ -219,12 +339,74 @@ def split_launcher_prefix(line: str) -> tuple[str, int | None]:
 def parse_number(cell: str) -> float | None:
     """A numeric table cell → float; ``N/A``, ``-``, ``nan`` and empty → ``None``.
 
-    Raises ``ValueError`` for anything else, so the caller can warn about the line.
+    Raises ``ValueError`` for anything else (``inf`` and ``1e999`` too), so the caller can warn
+    about the line.
     """
     c = cell.strip()
     if not c or c in {"N/A", "n/a", "NA", "-", "--", "nan", "NaN"}:
         return None
-    return float(c)
+    return finite_float(c)
+
+
+def finite_float(text: str) -> float:
+    """``float(text)`` for a finite number; ``ValueError`` for ``nan``, ``inf`` and numbers a
+    double cannot hold (``1e999``, a 400-digit integer: ``float`` turns them into ``inf``), so
+    the caller rejects the line with a warning."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text.strip()[:40]!r}")
+    return value
+
+
+def finite_or_none(text: str) -> float | None:
+    """:func:`finite_float`, or ``None`` where it raises (``"1.2.3"``, ``"..."``, ``nan``), for a
+    value whose raw text the record keeps anyway."""
+    try:
+        return finite_float(text)
+    except ValueError:
+        return None
+
+
+_U64 = 1 << 64
+
+
+def _out_of_range(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` (a record field) holds a non-finite float or an integer beyond 64 bits."""
+    t = type(value)
+    if t is float:
+        return not math.isfinite(value)
+    if t is int:
+        return not -_U64 < value < _U64
+    if value is None or t is str or t is bool or depth > 3:
+        return False
+    if t is dict:
+        return any(_out_of_range(v, depth + 1) for v in value.values())
+    if t is list or t is tuple:
+        return any(_out_of_range(v, depth + 1) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return any(_out_of_range(getattr(value, f), depth + 1) for f in _fields(t))
+    return False
+
+
+def drop_out_of_range(result: ParseResult, text: str) -> None:
+    """Reject, at the record boundary, every record holding ``nan``, ``inf``, a number a double
+    cannot hold or an integer beyond 64 bits (a counter is at most 2^64 - 1): the record is
+    dropped and one warning quotes its line. Such a number is never a measurement, and
+    consumers that compute with it would fail or mislead (issue 16)."""
+    bad = [r for r in result.records if _out_of_range(r)]
+    if not bad:
+        return
+    lines = text.splitlines()
+    for rec in bad:
+        quoted = lines[rec.line - 1] if 0 < rec.line <= len(lines) else ""
+        result.warn(
+            rec.line or None,
+            f"a non-finite or out-of-range number (nan, inf, beyond a double or 64 bits): "
+            f"this {rec.record_type} record is dropped",
+            quoted,
+        )
+    dropped = {id(r) for r in bad}
+    result.records = [r for r in result.records if id(r) not in dropped]
 
 
 def mw_to_dbm(mw: float) -> float | None:

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_float
 from aifabric.evidence.qos import DscpMap, EcnConfig, PfcConfig, QosSetting, TcMap, parse_id_list
 from aifabric.evidence.registry import register
 
@@ -44,7 +44,7 @@ __all__ = [
     "text_int",
 ]
 
-_KV_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*(.*?)\s*$")
+_KV_RE = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*=\s*((?:.*\S)?)\s*$")  # linear: no lazy .*?
 _COS_SRC_RE = re.compile(
     r"^traffic\.cos_(\d)\.(?:priority_source|packet_priorities)\.(dscp|8021p)$"
 )
@@ -211,6 +211,9 @@ def _groups(
                 )
             )
         elif feature == "ecn_red" and keys:
+            prob = keys.get("probability")
+            if prob is not None and text_float(prob[0]) is None:
+                result.warn(prob[1], "probability: expected a finite number", prob[0])
             for q in cos or (None,):
                 rec(
                     EcnConfig(
@@ -244,7 +247,8 @@ def text_int(v: str | None) -> int | None:
 
 
 def text_float(v: str | None) -> float | None:
+    """A finite number, or ``None`` (absent, unreadable, ``nan``, ``inf``, ``1e999``)."""
     try:
-        return float(v) if v is not None else None
+        return finite_float(v) if v is not None else None
     except ValueError:
         return None

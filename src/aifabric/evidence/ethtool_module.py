@@ -207,7 +207,11 @@ _SONIC_THR_RE = re.compile(
 )
 _LEVEL_RE = re.compile(r"\b(?P<lvl>high|low)\s+(?P<kind>alarm|warning)\b(?P<thr>\s+threshold)?")
 _PRESENCE_HDR_RE = re.compile(r"^\s*Port\s{2,}(?P<col>Presence|Low-power Mode)\s*$", re.MULTILINE)
-_LENGTH_RE = re.compile(r"^Length\s*(?P<pre>[^(]*?)\s*\((?P<inner>[^)]*)\)", re.IGNORECASE)
+# ``pre`` ends at its last non-blank before the "(" (greedy, one backtrack): a lazy ``pre`` between
+# two ``\s*`` tried every split of a run of blanks (cubic)
+_LENGTH_RE = re.compile(
+    r"^Length\s*+(?P<pre>(?:[^(]*[^(\s])?)\s*\((?P<inner>[^)]*)\)", re.IGNORECASE
+)
 _FORM_FACTORS = (
     ("QSFP56-DD", "QSFP56-DD"),
     ("QSFP-DD", "QSFP-DD"),

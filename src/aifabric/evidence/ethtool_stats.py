@@ -46,7 +46,7 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["EthtoolStats", "classify_counter", "parse_ethtool_stats"]
+__all__ = ["EthtoolStats", "classify_counter", "extend_dump", "parse_ethtool_stats"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -259,7 +259,8 @@ def _fill_groups(rec: EthtoolStats) -> None:
 #            optionally an annotation pasted after the value ("# ...", "← ...", "<- ...")
 #   other:   anything else (header, prompt, prose, blank, garbled)
 _LINE_RE = re.compile(
-    r"^(?:([ \t]*)([^\s:][^\n]*?):[ \t]*(-?\d+)[ \t]*(?:(?:#|\u2190|<-|//)[^\n]*)?\r?|([^\n]*))$",
+    r"^(?:([ \t]*)([^\s:][^\n]*?):[ \t]*(-?\d{1,20})[ \t]*(?:(?:#|\u2190|<-|//)[^\n]*)?\r?"
+    r"|([^\n]*))$",
     re.MULTILINE,
 )
 _PROMPT_RE = re.compile(r"ethtool\s+(?:-S|--statistics)\s+(?:--\S+\s+)*([\w.@:-]+)")
@@ -303,7 +304,8 @@ def _detect(text: str) -> float:
 
 # The common case, one clean dump ("NIC statistics:" then indented "name: integer" lines only),
 # takes a fast path with the same result as the general loop below (a test holds them equal).
-_FAST_PAIR_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.\[\]/-]*): (-?\d+)$", re.MULTILINE)
+# (values have at most 20 digits, 64 bits: a longer one is an unreadable line, not a traceback)
+_FAST_PAIR_RE = re.compile(r"^[ \t]*([A-Za-z_][\w.\[\]/-]*): (-?\d{1,20})$", re.MULTILINE)
 
 
 def _parse_fast(text: str) -> ParseResult | None:
@@ -441,3 +443,29 @@ def _parse_general(text: str) -> ParseResult:
         result.warn(recs[-1].line, "'NIC statistics:' header without counters (truncated?)", "")
     result.records.extend(recs)
     return result
+
+
+def extend_dump(rec: EthtoolStats, more: EthtoolStats) -> None:
+    """Continue ``rec`` with ``more``: the rest of the same dump, parsed from the next chunk of a
+    file read in chunks (a headerless dump longer than a chunk, e.g. a ``while sleep 1; do
+    ethtool -S ...; done | grep`` series that never prints a new ``NIC statistics:`` line).
+
+    The result is the record one pass over the whole text gives: a counter seen again keeps its
+    first position and takes its last value, and the grouped views are recomputed from the
+    merged counters (they sum per priority, so they are rebuilt rather than added)."""
+    first_lines = None
+    if rec.counter_lines is not None or more.counter_lines is not None:
+        first_lines = {name: rec.line_of(name) or rec.line for name in rec.counters}
+        for name in more.counters:
+            if name not in first_lines:
+                first_lines[name] = more.line_of(name) or more.line
+    rec.counters.update(more.counters)
+    rec.counter_lines = first_lines
+    rec.end_line = more.end_line if more.end_line is not None else more.line
+    rec.per_priority = {}
+    rec.rx_pause_by_prio, rec.tx_pause_by_prio = {}, {}
+    rec.rx_pause_duration_us_by_prio, rec.tx_pause_duration_us_by_prio = {}, {}
+    rec.discards_by_prio = {}
+    rec.pause_counters, rec.discard_counters, rec.error_counters = {}, {}, {}
+    rec.out_of_buffer = rec.corrected_bits_phy = rec.link_down_events = None
+    _fill_groups(rec)

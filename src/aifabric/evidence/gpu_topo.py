@@ -57,7 +57,9 @@ _NV_RE = re.compile(r"^NV\d+$")
 _GPU_RE = re.compile(r"^GPU\d+$")
 _CELL_RE = re.compile(r"^(?:X|SYS|NODE|PHB|PXB|PIX|NV\d+|C2C|P2C|NVB)$")
 _AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-_LEGEND_RE = re.compile(r"^\s*(\S+)\s+=\s+(.+?)\s*$")
+# ``(.*\S|\s)`` is ``(.+?)`` before ``\s*$`` found in one pass: up to the last non-blank (or one
+# blank when there is none); the lazy form rescans a run of blanks at every character
+_LEGEND_RE = re.compile(r"^\s*(\S+)\s+=\s+(.*\S|\s)\s*$")
 _NIC_LEGEND_RE = re.compile(r"^\s*(NIC\d+):\s*(\S+)\s*$")
 _COMMAND_RE = re.compile(r"nvidia-smi\s+topo\b(.*)$")
 

@@ -93,7 +93,8 @@ class ResourceLimit(Record):
 _LIMIT_RE = re.compile(
     # the description ends at its last non-blank, found greedily (a lazy one followed by ``\s+``
     # rescans a long run of blanks once per character: quadratic)
-    r"^(?P<desc>[A-Za-z](?:[A-Za-z -]*[A-Za-z-])?)\s+\((?:(?P<units>[^,()]+),\s*)?-(?P<opt>[A-Za-z])\)\s+"
+    r"^(?P<desc>[A-Za-z](?:[A-Za-z -]*[A-Za-z-])?)\s+"
+    r"\((?:(?P<units>[^,()]+),\s*)?-(?P<opt>[A-Za-z])\)\s+"
     r"(?P<value>\S+)\s*$"
 )
 _COMMAND_RE = re.compile(r"(?:^|[\s$#>%])ulimit((?:\s+-[A-Za-z]+)+)\s*$")

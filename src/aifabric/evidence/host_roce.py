@@ -95,7 +95,7 @@ def _roce_tos(line: int, tos: int, device: str | None, port: int | None) -> Roce
 
 
 _GLOBAL_RE = re.compile(r"^\s*Global tclass\s*=\s*(-?\d+)\s*$")
-_RULE_RE = re.compile(r"^\s*tclass\s*=\s*(\d+)\s*,\s*(\S.*?)\s*$")
+_RULE_RE = re.compile(r"^\s*tclass\s*=\s*(\d+)\s*,\s*(\S(?:.*\S)?)\s*$")  # linear: no lazy .*?
 _BARE_RE = re.compile(r"^\s*(\d{1,3})\s*$")
 _TC_PATH_RE = re.compile(r"/sys/class/infiniband/([\w.-]+)/tc/(\d+)/traffic_class")
 _CMA_CMD_RE = re.compile(r"\bcma_roce_tos\b(.*)$")

@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_float
 from aifabric.evidence.registry import register
 
 __all__ = [
@@ -180,8 +180,11 @@ class IbvGid(Record):
     """The IPv4 address of an IPv4-mapped GID."""
 
 
-_KV_RE = re.compile(r"^(\s*)([A-Za-z_][\w .()\[\]*/-]*?)\s*:\s*(.*?)\s*$")
-_VALUE_CODE_RE = re.compile(r"^(\S.*?)\s*\((\d+)\)$")
+# Linear on any line: keys and values end at their last non-blank, found by a greedy scan and
+# one backtrack (a lazy key or value followed by ``\s*`` rescans a run of blanks at every
+# character: quadratic).
+_KV_RE = re.compile(r"^(\s*)([A-Za-z_](?:[\w .()\[\]*/-]*[\w.()\[\]*/-])?)\s*:\s*+((?:.*\S)?)\s*$")
+_VALUE_CODE_RE = re.compile(r"^(\S(?:.*\S)?)\s*\((\d+)\)$")
 _GID_KEY_RE = re.compile(r"^GID\[\s*(\d+)\]$")
 _WIDTH_RE = re.compile(r"^(\d+)X")
 
@@ -425,7 +428,7 @@ class IbstatPort(Record):
 
 _CA_RE = re.compile(r"^\s*CA '([^']*)'\s*$")
 _IBSTAT_PORT_RE = re.compile(r"^\s*Port (\d+):\s*$")
-_IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*:\s*(.*?)\s*$")
+_IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*+((?:.*\S)?)\s*$")
 
 
 def _detect_ibstat(text: str) -> float:
@@ -702,17 +705,26 @@ _NOMINAL_LANE = {
     212.5: 200.0,
 }
 
+# ``mid`` is the link between "==(" and ")==>", which may hold one "(...)" (an FDR10 label): up to
+# the first ")" when ")==>" follows it, else up to the second ")" when a "(" comes before the
+# first. Each case is one possessive scan; ``[^)]*(?:\([^)]*\)[^)]*)?`` tried every "(" as the
+# start of the nested group and rescanned the rest from each (quadratic on a line of "(").
 _LINK_RE = re.compile(
     r"^\s*(?:(?P<guid>0x[0-9A-Fa-f]+)\s+)?(?:\"(?P<name>[^\"]*)\"\s+)?"
-    r"(?:(?P<lid>\d+)\s+)?(?P<port>\d+)\[[^\]]*\]\s*==\((?P<mid>[^)]*(?:\([^)]*\)[^)]*)?)\)==>"
+    r"(?:(?P<lid>\d+)\s+)?(?P<port>\d+)\[[^\]]*\]\s*==\("
+    r"(?P<mid>[^)]*+(?=\)==>)|[^()]*+\([^)]*+\)[^)]*+(?=\)==>))\)==>"
     r"\s*(?:(?P<pguid>0x[0-9A-Fa-f]+)\s+)?(?:(?P<plid>\d+)\s+)?(?:(?P<pport>\d+))?\[[^\]]*\]"
-    r"\s*\"(?P<pname>[^\"]*)\"\s*(?:\((?P<note>.*)\))?\s*$"
+    r"\s*\"(?P<pname>[^\"]*)\"\s*+(?:\((?P<note>.*)\))?\s*$"
 )
 _MID_RE = re.compile(
     r"^\s*(?:(?P<lanes>\d+)X\s*(?P<speed>[\d.]+)\s*Gbps\s*(?:\((?P<label>[^)]*)\)\s*)?)?"
     r"(?P<state>[A-Za-z]+)\s*/\s*(?P<phys>[A-Za-z]+)\s*$"
 )
-_SECTION_RE = re.compile(r"^\s*(Switch|CA|Router):\s+(?:(0x[0-9A-Fa-f]+)\s+)?(.*?):?\s*$")
+# the name is the rest up to its last non-blank, less one final ":" (the lazy ``(.*?):?\s*$`` it
+# replaces rescanned a run of blanks at every character)
+_SECTION_RE = re.compile(
+    r"^\s*(Switch|CA|Router):\s+(?:(0x[0-9A-Fa-f]+)\s+)?(.*(?=:\s*$)|(?:.*\S)?):?\s*$"
+)
 
 
 def _detect_iblinkinfo(text: str) -> float:
@@ -750,7 +762,11 @@ def parse_iblinkinfo(text: str) -> ParseResult:
                 continue
             started = True
             lanes = int(mid.group("lanes")) if mid.group("lanes") else None
-            speed = float(mid.group("speed")) if mid.group("speed") else None
+            try:
+                speed = finite_float(mid.group("speed")) if mid.group("speed") else None
+            except ValueError:  # "[\d.]+" also reads "1.2.3"
+                res.warn(lineno, "expected a lane speed such as 25.78125 Gbps", raw)
+                continue
             rate = None
             if lanes is not None and speed is not None:
                 rate = lanes * _NOMINAL_LANE.get(speed, speed)

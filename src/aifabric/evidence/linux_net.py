@@ -387,7 +387,9 @@ _SENT_RE = re.compile(
     r"(?:\s+requeues\s+(\d+))?\)"
 )
 _BACKLOG_RE = re.compile(r"backlog\s+(\d+(?:\.\d+)?)([KMG]?)b\s+(\d+)p(?:\s+requeues\s+(\d+))?")
-_PAIR_INT_RE = re.compile(r"([A-Za-z_][\w]*):?\s+(-?\d+)(?=\s|$)")
+# A search starts only at the beginning of a word and skips to its first letter or "_" (where the
+# unanchored ``[A-Za-z_]\w*`` started), so a long word is read once, not once per character.
+_PAIR_INT_RE = re.compile(r"(?<!\w)[^\WA-Za-z_]*+([A-Za-z_]\w*+):?\s+(-?\d+)(?=\s|$)")
 _QUEUES_RE = re.compile(r"\((\d+):(\d+)\)")
 _UNIT = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 

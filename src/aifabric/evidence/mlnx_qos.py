@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_or_none
 from aifabric.evidence.registry import register
 
 __all__ = ["QosReport", "QosTc", "parse_mlnx_qos"]
@@ -86,14 +86,16 @@ class QosReport(Record):
         return {p: t.tc for t in self.tcs for p in t.priorities}
 
 
-_KV_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()_-]*?)\s*:\s*(.*?)\s*$")
-_PRIO_DSCP_RE = re.compile(r"^\s*prio\s*:\s*(\d+)\s+dscp\s*:\s*([\d,\s]*)$")
+# Linear on any line (issue 16): key and value end at their last non-blank, found greedily;
+# possessive blanks where a lazy group or a second ``\s*`` would split a run of blanks every way.
+_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 ()_-]*[A-Za-z0-9()_-])?)\s*:\s*+((?:.*\S)?)\s*$")
+_PRIO_DSCP_RE = re.compile(r"^\s*prio\s*:\s*(\d+)\s+dscp\s*:\s*+([\d,\s]*+)$")
 _TC_RE = re.compile(r"^\s*tc\s*:\s*(\d+)\s+(.*)$")
 _TC_PRIO_RE = re.compile(r"^\s*priority\s*:\s*(\d+)\s*$")
-_ROW_RE = re.compile(r"^\s*(priority|enabled|buffer)\s*:?((?:\s+\d+)+)\s*$")
+_ROW_RE = re.compile(r"^\s*(priority|enabled|buffer)(?:\s*+:|(?>\s*(?=\s)))((?:\s+\d+)+)\s*$")
 _CMD_RE = re.compile(r"mlnx_qos\b.*?(?:-i|--interface)[\s=]+(\S+)")
 _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
-_RATE_RE = re.compile(r"([\d.]+)\s*([KMG])bps", re.IGNORECASE)
+_RATE_RE = re.compile(r"(?<![\d.])([\d.]++)\s*+([KMG])bps", re.IGNORECASE)  # from a run's start
 
 
 def _detect_mlnx_qos(text: str) -> float:
@@ -120,7 +122,8 @@ def _tc(lineno: int, num: int, rest: str) -> QosTc:
             m = _RATE_RE.search(value)
             if m is not None:
                 scale = {"K": 1e-6, "M": 1e-3, "G": 1.0}[m.group(2).upper()]
-                tc.ratelimit_gbps = float(m.group(1)) * scale
+                rate = finite_or_none(m.group(1))  # "1.2.3Gbps": no rate ("ratelimit_raw" keeps it)
+                tc.ratelimit_gbps = rate * scale if rate is not None else None
         elif key == "tsa":
             tc.tsa = value
         elif key == "bw":

@@ -317,7 +317,12 @@ _PORT_RE = re.compile(r"(?:^|\s)(?:-p|--port)[\s=]+(\S+)")
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
 _MSG_RE = re.compile(r"^(?:-[EWI]-|Warning:|Note:|Error:)")
 _MASK_RE = re.compile(r"^(?P<mask>0x[0-9a-fA-F]+)\s*\((?P<list>[^)]*)\)\s*$")
-_RANGE_RE = re.compile(r"^(?P<vals>.*?)\s*\[(?P<lo>[-+0-9.eE]+)\.\.(?P<hi>[-+0-9.eE]+)\]\s*$")
+# ``vals`` ends at its last non-blank before the final "[lo..hi]" (greedy: the bracket is the last
+# "[" of the line either way), and the lookahead checks the bracket's contents once before the
+# lo/hi split is tried (a lazy ``vals`` and the split each rescanned long runs: quadratic).
+_RANGE_RE = re.compile(
+    r"^(?P<vals>(?:.*\S)?)\s*\[(?=[-+0-9.eE]*\]\s*$)(?P<lo>[-+0-9.eE]+)\.\.(?P<hi>[-+0-9.eE]+)\]\s*$"
+)
 _BER_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)[Ee]([-+]?\d+)\s*$")
 
 _KNOWN_TITLES = frozenset(

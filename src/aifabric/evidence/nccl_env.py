@@ -67,16 +67,20 @@ def effective_env(records: list[Record]) -> dict[str, EnvVar]:
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _CONF_RE = re.compile(rf"^\s*({_NAME})=(.*)$")
-_SPACED_RE = re.compile(rf"^\s*(?:export\s+)?({_NAME})\s+=\s+(.*?)\s*$")
+# values end at their last non-blank, found greedily: ``(.*?)\s*$`` rescans a run of blanks at
+# every character (quadratic on a long line)
+_SPACED_RE = re.compile(rf"^\s*(?:export\s+)?({_NAME})\s+=\s+((?:.*\S)?)\s*$")
 _ASSIGN_START_RE = re.compile(rf"(?:(?<=[\s;=(])|^)({_NAME})=")
 _K8S_NAME_RE = re.compile(rf"^\s*-\s*name:\s*[\"']?({_NAME})[\"']?\s*$")
 _K8S_INLINE_RE = re.compile(
-    rf"^\s*-\s*\{{\s*name:\s*[\"']?({_NAME})[\"']?\s*,\s*value:\s*(.*?)\s*\}}\s*$"
+    # the value ends at its last non-blank before the closing brace, found greedily: a lazy value
+    # between two ``\s*`` tried every split of a run of blanks (cubic on a long line)
+    rf"^\s*-\s*\{{\s*name:\s*[\"']?({_NAME})[\"']?\s*,\s*value:\s*+((?:.*\S)?)\s*\}}\s*$"
 )
-_K8S_VALUE_RE = re.compile(r"^\s*value:\s*(.*?)\s*$")
+_K8S_VALUE_RE = re.compile(r"^\s*value:\s*((?:.*\S)?)\s*$")
 _K8S_VALUEFROM_RE = re.compile(r"^\s*valueFrom:")
-_MAP_RE = re.compile(r"^\s*(NCCL_[A-Z0-9_]+)\s*:\s+(.*?)\s*$")
-_ENVIRON_RE = re.compile(rf"environ\[\s*[\"']({_NAME})[\"']\s*\]\s*=\s*(.+?)\s*$")
+_MAP_RE = re.compile(r"^\s*(NCCL_[A-Z0-9_]+)\s*:\s+((?:.*\S)?)\s*$")
+_ENVIRON_RE = re.compile(rf"environ\[\s*[\"']({_NAME})[\"']\s*\]\s*=\s*(.*\S|\s)\s*$")
 _DYNAMIC_RE = re.compile(r"\$|`")
 _LAUNCHER_OPT_RE = re.compile(r"(?:^|\s)(-x|-e|--env|-genv)\s*$")
 _NCCL_ASSIGN_RE = re.compile(

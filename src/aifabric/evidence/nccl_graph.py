@@ -123,7 +123,7 @@ class Connected(NcclLogRecord):
 _HOP_RE = re.compile(
     r"^(?P<kw>Channel|Ring) (?P<ch>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[(?P<sdev>[0-9a-fA-F]+)\])?"
     r" -> (?P<dst>\d+)(?:\[(?P<ddev>[0-9a-fA-F]+)\])?(?: \[(?P<dir>send|receive)\])?"
-    r" via (?P<via>\S.*?)\s*$"
+    r" via (?P<via>\S(?:.*\S)?)\s*$"  # greedy to the last non-blank: linear (issue 16)
 )
 _RING_ORDER_RE = re.compile(r"^(?:Channel|Ring) (\d+)(?:/(\d+))? :((?:\s+\d+)+)\s*$")
 _RING_NEIGH_RE = re.compile(r"^Ring (\d+) : (-?\d+) -> (\d+) -> (-?\d+)\s*$")

@@ -279,13 +279,15 @@ class CommEvent(NcclLogRecord):
 
 _MARK_RE = re.compile(r"NCCL (INFO|WARN|TRACE|ABORT)\b ?")
 _VERSION_RE = re.compile(r"NCCL version (\d+\.\d+\.\d+)(?:\+cuda([\d.]+))?")
-_COMM_RE = re.compile(
-    r"comm (0x[0-9a-fA-F]+) rank (\d+) n[rR]anks (\d+)(.*?)(?: - (Init START|Init COMPLETE|"
-    r"Destroy COMPLETE|Abort COMPLETE))?\s*$"
-)
+_COMM_RE = re.compile(r"comm (0x[0-9a-fA-F]+) rank (\d+) n[rR]anks (\d+)")
+_COMM_STATUS = ("Init START", "Init COMPLETE", "Destroy COMPLETE", "Abort COMPLETE")
+"""The `` - <status>`` a comm line ends with, read from the stripped tail (a lazy group before
+an optional status and an end anchor after blanks is quadratic over a run of blanks: issue 16)."""
 _COMM_KV_RE = re.compile(r"\b(cudaDev|nvmlDev|busId|commId|nNodes|localRanks) (\S+)")
-_ENV_RE = re.compile(r"^(NCCL_[A-Z0-9_]+) set (by environment )?to (.*?)\s*$")
-_IFACE_RE = re.compile(r"(?:\[(\d+)\])?([^\s:\[\]]+):(\S+?)<\d+>")
+_ENV_RE = re.compile(r"^(NCCL_[A-Z0-9_]+) set (by environment )?to (.*\S|)\s*$")  # linear
+_IFACE_RE = re.compile(r"^(?:\[(\d+)\])?([^\s:\[\]]+):(\S+?)<\d+>$")
+"""One ``[0]eth0:10.0.0.1<0>`` token, matched whole (``fullmatch``) on each blank-separated
+token: searched over a whole line it would restart at every name character (issue 16)."""
 _HCA_RE = re.compile(r"\[(\d+)\]([^\s:\[\]]+):(\d+)/(\w+)(/SHARP)?")
 _OOB_RE = re.compile(r"OOB ([^\s:]+):(\S+?)<\d+>")
 _IB_PROBE_RE = re.compile(
@@ -479,7 +481,10 @@ def _version(msg: str, base: LineFields) -> Record:
 
 def _ifaces(rest: str) -> tuple[NetDevice, ...]:
     out = []
-    for m in _IFACE_RE.finditer(rest):
+    for token in rest.split():
+        m = _IFACE_RE.fullmatch(token)
+        if m is None:
+            continue
         idx, name, addr = m.groups()
         out.append(NetDevice(opt_int(idx), name, address=addr))
     return tuple(out)
@@ -574,8 +579,13 @@ def _comm(msg: str, base: LineFields) -> Record:
     m = _COMM_RE.search(msg)
     if m is None:
         raise Unreadable("expected 'comm 0x.. rank R nranks N ... - Init COMPLETE'")
-    kv = dict(_COMM_KV_RE.findall(m[4]))
-    event = _COMM_EVENTS.get(m[5] or "", "info")
+    rest, status = msg[m.end() :].rstrip(), ""
+    for s in _COMM_STATUS:
+        if rest.endswith(" - " + s):
+            rest, status = rest[: -len(s) - 3], s
+            break
+    kv = dict(_COMM_KV_RE.findall(rest))
+    event = _COMM_EVENTS.get(status, "info")
 
     def num(key: str) -> int | None:
         v = kv.get(key)

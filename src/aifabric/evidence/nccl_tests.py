@@ -68,7 +68,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_float
 from aifabric.evidence.registry import register
 from aifabric.inputs import loads_json
 
@@ -315,13 +315,13 @@ def _looks_like_error(tok: str) -> bool:
 def _num(tok: str) -> float | None:
     if tok in _NA:
         return None
-    return float(tok)
+    return finite_float(tok)  # nan, inf, 1e999: ValueError, the row is warned about
 
 
 def _wrong(tok: str) -> int | None:
     if tok in _NA:
         return None
-    return int(float(tok))
+    return int(finite_float(tok))
 
 
 def _strip_trailing_timestamp(s: str) -> str:
@@ -352,7 +352,8 @@ _SRUN_RE = re.compile(r"(\d{1,7}):(?: |$)")
 # SkyPilot/Ray job output: "(head, rank=0, pid=3808) ", "(worker1, rank=1, pid=2769, ip=...) "
 _PAREN_RE = re.compile(r"\(([^()]{1,300})\)(?: |$)")
 # pdsh/clush/dsh and most log collectors: "node001: ", "10.0.0.1: ", "launcher-x7k2p: "
-_HOST_RE = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]{0,252}): ")
+# (used with .match; the lookbehind keeps a search from rescanning a long name at each character)
+_HOST_RE = re.compile(r"(?<![A-Za-z0-9._-])([A-Za-z0-9][A-Za-z0-9._-]{0,252}): ")
 # RFC 3339 / ISO 8601 (kubectl logs --timestamps, docker logs -t, CI logs), bracketed or not
 _ISO_TS_RE = re.compile(
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?\]?(?=[\s\[]|$)"
@@ -712,7 +713,7 @@ class _Parser:
         if body.startswith("Avg bus bandwidth"):
             m = _AVG_RE.search(body)
             try:
-                value = float(m.group(1)) if m else None
+                value = finite_float(m.group(1)) if m else None
             except ValueError:
                 value = None
             if m is None or value is None:
@@ -996,11 +997,13 @@ def _parse_text(text: str) -> ParseResult:
 def _opt_int(v: Any) -> int | None:
     if isinstance(v, bool):
         return int(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return None  # JSON NaN / Infinity
     if isinstance(v, (int, float)):
         return int(v)
     if isinstance(v, str):
         try:
-            return int(float(v.strip()))
+            return int(finite_float(v.strip()))
         except ValueError:
             return None
     return None
@@ -1010,7 +1013,11 @@ def _opt_float(v: Any) -> float | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # an integer beyond a double
+            return None
+        return f if math.isfinite(f) else None
     if isinstance(v, str):
         try:
             f = float(v.strip())

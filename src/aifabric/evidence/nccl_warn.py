@@ -160,15 +160,34 @@ _COMPLETION_RE = re.compile(
 _LGID_RE = re.compile(r"localGid\s*(\S+)")
 _RGID_RE = re.compile(r"remoteGids?\s*(\S+)")
 _IBV_RE = re.compile(
-    r"(?:Call to )?(?P<call>ibv_\w+|mlx5dv_\w+|wrap_ibv_\w+)(?:\([^)]*\))? failed(?: with"
-    r" (?:error )?(?:(?P<num>\d+) )?(?P<text>[^,]+?)(?: errno (?P<errno>\d+))?)?(?:,|\s*$)"
+    r"(?:Call to )?(?P<call>ibv_\w+|mlx5dv_\w+|wrap_ibv_\w+)(?:\([^)]*\))? failed"
+    r"(?P<with> with (?:error )?(?:(?P<num>\d+) )?)?"
 )
+"""The call and what follows ``failed``; the error text (up to the first comma) and its trailing
+`` errno N`` are cut in Python (:func:`_ibv_text`): a lazy text group before an optional errno
+and an end-of-line anchor after blanks is quadratic over a run of blanks (issue 16)."""
+_ERRNO_TAIL_RE = re.compile(r" errno (\d+)$")
+
+
+def _ibv_text(msg: str, m: re.Match[str]) -> tuple[str, int | None] | None:
+    """(error text, errno) after an :data:`_IBV_RE` match; ``None`` when ``failed`` is followed
+    by neither `` with ...`` nor a comma or the end of the line (not this message)."""
+    tail = msg[m.end() :]
+    if m["with"] is None:
+        return ("", None) if not tail.strip() or tail.startswith(",") else None
+    text = tail.split(",", 1)[0].rstrip()
+    e = _ERRNO_TAIL_RE.search(text)
+    if e is not None:
+        return text[: e.start()].rstrip(), int(e[1])
+    return text, None
 _IBV_DEV_RE = re.compile(r"on dev (\S+?),")
 _IBV_STATE_RE = re.compile(r"curr state (\w+), next state (\w+)")
 _IBV_GIDX_RE = re.compile(r"local GID index (\d+)")
 _IBV_LGID_RE = re.compile(r"local GID (\S+?),")
 _IBV_RGID_RE = re.compile(r"remote GID (\S+)")
-_CONNECT_RE = re.compile(r"Connect to (?P<peer>\S+?)<(?P<port>\d+)> failed\s*:\s*(?P<text>.+?)\s*$")
+_CONNECT_RE = re.compile(
+    r"Connect to (?P<peer>[^\s<]+)<(?P<port>\d+)> failed[ \t]*+:[ \t]*+(?P<text>\S(?:.*\S)?)\s*$"
+)  # peer up to its '<', text greedy to the last non-blank: linear (issue 16)
 _CLOSED_RE = re.compile(r"Connection closed by remote peer (?P<peer>\S+?)<(?P<port>\d+)>")
 
 
@@ -207,9 +226,10 @@ def classify_problem(msg: str, common: LineFields, source: str | None) -> NcclPr
         )
     if "ibv_" in msg or "mlx5dv_" in msg:
         m = _IBV_RE.search(msg)
-        if m is not None:
-            text = (m["text"] or "").strip()
-            errno = opt_int(m["num"]) or opt_int(m["errno"]) or (errno_of(text) if text else None)
+        got = _ibv_text(msg, m) if m is not None else None
+        if m is not None and got is not None:
+            err_text, tail_errno = got[0].strip(), got[1]
+            errno = opt_int(m["num"]) or tail_errno or (errno_of(err_text) if err_text else None)
             dev = _IBV_DEV_RE.search(msg)
             st = _IBV_STATE_RE.search(msg)
             gi = _IBV_GIDX_RE.search(msg)
@@ -227,7 +247,7 @@ def classify_problem(msg: str, common: LineFields, source: str | None) -> NcclPr
                 hint=hint,
                 call=m["call"],
                 errno=errno,
-                error_text=text or None,
+                error_text=err_text or None,
                 device=dev[1] if dev else None,
                 qp_state_from=st[1] if st else None,
                 qp_state_to=st[2] if st else None,

@@ -87,7 +87,8 @@ class NvueSet(Record):
 
 
 _CMD_RE = re.compile(r"(?:^|\$\s*)nv (?:show|config show)\b(?P<args>.*)$")
-_SET_RE = re.compile(r"(?:^|\$\s*)nv (?P<verb>set|unset) (?P<args>.+?)\s*$")
+# ``(.*\S|\s)``: ``(.+?)`` before ``\s*$`` without rescanning blank runs (linear)
+_SET_RE = re.compile(r"(?:^|\$\s*)nv (?P<verb>set|unset) (?P<args>.*\S|\s)\s*$")
 _APPLY_RE = re.compile(r"(?:^|\$\s*)nv config (?:apply|save|diff)\b")
 _IFACE_RE = re.compile(r"\bint(?:erface)? (\S+)")
 _VALUE_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(Bytes|B|KB|MB|GB|TB)?$")
@@ -326,7 +327,7 @@ def _table_records(
                 continue
             sp_tc[sp] = tc
             weight = row.get("scheduler-weight", "")
-            wm = re.search(r"(\d+)%", weight)
+            wm = re.search(r"(?<!\d)(\d+)%", weight)  # from a run's first digit: linear
             result.records.append(
                 QueueSchedule(
                     line=ln,

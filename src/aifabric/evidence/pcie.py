@@ -136,16 +136,26 @@ _DEV_RE = re.compile(
     r"(?P<rest>\S.*)$"
 )
 _LINK_RE = re.compile(
-    r"Speed\s+(?P<speed>[\d.]+|unknown)\s*(?:GT/s)?(?:\s*\((?P<sm>[a-z]+)\))?,\s*"
+    r"Speed\s+(?P<speed>[\d.]+|unknown)\s*+(?:GT/s)?(?:\s*\((?P<sm>[a-z]+)\))?,\s*"
     r"Width\s+x(?P<w>\d+)(?:\s*\((?P<wm>[a-z]+)\))?",
     re.IGNORECASE,
 )
 _LNKCAP2_RE = re.compile(r"Supported Link Speeds:\s*(?:[\d.]+-)?(?P<max>[\d.]+)GT/s")
 _TARGET_RE = re.compile(r"Target Link Speed:\s*(?P<s>[\d.]+)GT/s")
 _MPS_RE = re.compile(r"MaxPayload\s+(?P<mps>\d+)\s+bytes(?:,\s*MaxReadReq\s+(?P<mrr>\d+)\s+bytes)?")
-_FLAG_RE = re.compile(r"(?P<name>[A-Za-z][\w.]*)(?P<v>[+-])(?=\s|,|$)")
+# Linear on any line: a search starts only at the beginning of a ``[\w.]`` run and skips to its
+# first letter (the name the unanchored form found), instead of rescanning the run from each of
+# its characters.
+_FLAG_RE = re.compile(
+    r"(?<![\w.])(?:(?![A-Za-z])[\w.])*+(?P<name>[A-Za-z][\w.]*+)(?P<v>[+-])(?=\s|,|$)"
+)
 _FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][\w ]*?\d?):\s*(?P<val>.*)$")
-_CLASS_RE = re.compile(r"^(?P<cls>[^:]+?)(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?:\s*(?P<rest>.*)$")
+# the blanks before "[code]" are read from the start of their run only (or right after the first
+# character), so the lazy class name does not rescan a long run of blanks at every character
+_CLASS_RE = re.compile(
+    r"^(?P<cls>[^:]+?)(?:(?:(?:(?<!\s)|(?<=^.))\s*+)?\[(?P<code>[0-9a-fA-F]{4})\])?:\s*"
+    r"(?P<rest>.*)$"
+)
 _IDS_RE = re.compile(r"\[(?P<ids>[0-9a-fA-F]{4}:[0-9a-fA-F]{4})\]")
 _REV_RE = re.compile(r"\(rev (?P<rev>[0-9a-fA-F]{2})\)")
 _PROMPT_RE = re.compile(
@@ -238,7 +248,9 @@ def _new_device(no: int, m: re.Match[str]) -> PciDevice:
     rev = _REV_RE.search(rest)
     if rev is not None:
         dev.revision = rev.group("rev")
-    desc = re.sub(r"\s*\((?:rev|prog-if) [^)]*(?:\[[^\]]*\])?\)", "", rest).strip()
+    # blanks are taken from the start of their run only, and the note ends at its first ")" (what
+    # the former "[^)]*(?:\[[^\]]*\])?\)" matched too, after trying every "[" on a failure)
+    desc = re.sub(r"(?:(?<!\s)\s*+)?\((?:rev|prog-if) [^)]*+\)", "", rest).strip()
     dev.description = desc or None
     return dev
 
@@ -522,13 +534,13 @@ _MSG_RE = re.compile(
     r"|mlx5_\d+)(?: (?P<nd>[\w.@-]+))?: (?P<msg>.*)$"
 )
 _BW_RE = re.compile(
-    r"(?P<avail>\d+(?:\.\d+)?) Gb/s available PCIe bandwidth"
+    r"(?<!\d)(?P<avail>\d++(?:\.\d++)?) Gb/s available PCIe bandwidth"  # from a run's first digit
     r"(?:, limited by (?P<ls>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<lw>\d+) link at "
     r"(?P<at>[0-9a-fA-F:.]+) \(capable of (?P<cap>\d+(?:\.\d+)?) Gb/s with "
     r"(?P<cs>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<cw>\d+) link\)"
     r"| \((?P<os>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<ow>\d+) link\))"
 )
-_MODULE_RE = re.compile(r"Port module event(?:\[error\])?: module (?P<m>\d+), (?P<s>.+?)\s*$")
+_MODULE_RE = re.compile(r"Port module event(?:\[error\])?: module (?P<m>\d+), (?P<s>.*\S|\s)\s*$")
 _FW_RE = re.compile(r"firmware version: (?P<v>\d+\.\d+\.\d+)")
 _SYND_RE = re.compile(r"\bsynd(?:rome)?\s*\(?(?P<s>0x[0-9a-fA-F]+)")
 _CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (

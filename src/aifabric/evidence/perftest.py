@@ -51,6 +51,7 @@ captures under ``tests/fixtures/evidence/perftest/``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -191,18 +192,26 @@ class PerftestNotice(Record):
 
 _RULER_RE = re.compile(r"^\s*-{20,}\s*$")
 _TITLE_RE = re.compile(r"^\s*(?P<title>[A-Za-z_][\w ]*?\b(?:BW|Latency|Lat)\s+Test)\s*$")
-_CELL_RE = re.compile(
-    r"([A-Za-z][A-Za-z0-9 .*/_-]*?)\s*:\s*(\S.*?)(?=\s+[A-Za-z][A-Za-z0-9 .*/_-]*?\s*:|\s*$)"
-)
+# parameter cells ("Number of qps   : 1		Transport type : IB") are split by _param_cells
+_NON_KEY_CHAR_RE = re.compile(r"[^A-Za-z0-9 .*/_-]")
+_NON_BLANK_RE = re.compile(r"\S")
+_BLANK_RE = re.compile(r"\s")
 _ADDR_RE = re.compile(r"^\s*(local|remote) address:\s*(.*)$")
 _ADDR_FIELD_RE = re.compile(r"\b(LID|QPN|PSN|OUT|RKey|VAddr)\s+(0x[0-9A-Fa-f]+|[0-9A-Fa-f]+)")
 _GID_LINE_RE = re.compile(r"^\s*GID:\s*((?:\d{1,3}:){15}\d{1,3})\s*$")
 _HEADER_RE = re.compile(r"^\s*#bytes\s+#?iterations")
-# a header cell: "#bytes", "BW peak[MB/sec]", "MsgRate Port1[Mpps]", "99.9% percentile[usec]"
+# A header cell: "#bytes", "BW peak[MB/sec]", "MsgRate Port1[Mpps]", "99.9% percentile[usec]",
+# "tps average". The regex reads every run of words separated by single blanks whole (possessive),
+# with its "[unit]" when one follows; _header_columns keeps those with a unit and "tps average".
+# (A lazy word list before "\[" restarted at every word of a long run: quadratic.)
 _COL_RE = re.compile(
-    r"#\w+|(?:\d+(?:\.\d+)?%\s+)?[A-Za-z_][\w.]*(?:\s[A-Za-z_][\w.]*)*?\[[^\]]*\]|tps average"
+    r"#\w+|(?:(?<!\d)\d++(?:\.\d++)?%\s++)?[A-Za-z_][\w.]*+(?:\s[A-Za-z_][\w.]*+)*+"
+    r"(?:\[[^\][]*\])?"
 )
-_BANNER_RE = re.compile(r"^\s*\*+\s*(?:Waiting for client to connect\.*)?\s*\*+\s*$")
+# possessive runs: "*" runs and blank runs are each read once (two ``\*+`` split a run every way)
+_BANNER_RE = re.compile(
+    r"^\s*+(?:\*\*++|\*++\s*+(?:Waiting for client to connect\.*+)?\s*+\*++)\s*+$"
+)
 _NOTICES = (
     ("Conflicting CPU frequency", "cpu_freq"),
     ("Requested mtu is higher than active mtu", "mtu"),
@@ -361,6 +370,67 @@ def _iterations(cell: dict[str, float], vals: list[float]) -> int:
     return int(it if it is not None else vals[1])
 
 
+def _header_columns(raw: str) -> list[str]:
+    """The column names of a results header line, in order."""
+    return [
+        c for c in _COL_RE.findall(raw) if c[0] == "#" or c[-1] == "]" or c == "tps average"
+    ]
+
+
+def _param_cells(line: str) -> list[tuple[str, str]]:
+    """The ``Key : value`` cells of a parameter line, two or more to a line in perftest's layout
+    (``" Number of qps   : 1\t\tTransport type : IB"``), as (key, value) with the key's trailing
+    blanks dropped.
+
+    A key is a letter, then letters, digits, spaces and ``.*/_-``, then blanks and a colon. A
+    value runs from the first non-blank after the colon to the run of blanks that is followed by
+    the next key, or to the end of the line without its trailing blanks (so a value may hold
+    blanks and colons: ``GID : fe80::1``, ``Link type : Ethernet over IB``).
+
+    One pass over the line, O(length): each run of key characters and each blank run is looked
+    up once (memoised), where the regex this replaces (a lazy value with a key lookahead) was
+    cubic on a long line of blanks or of short words.
+    """
+    n = len(line)
+    run_lo = run_hi = colon = -1  # the last run of key characters looked up, and its colon
+
+    def key_colon(q: int) -> int:
+        """The colon ending a key that starts at ``q``, or -1 (no key starts there)."""
+        nonlocal run_lo, run_hi, colon
+        ch = line[q]
+        if not ("a" <= ch <= "z" or "A" <= ch <= "Z"):
+            return -1
+        if not run_lo <= q + 1 <= run_hi:
+            m = _NON_KEY_CHAR_RE.search(line, q + 1)
+            run_lo, run_hi = q + 1, m.start() if m is not None else n
+            b = _NON_BLANK_RE.search(line, run_hi)  # blanks other than spaces before the colon
+            colon = b.start() if b is not None and b.group() == ":" else -1
+        return colon
+
+    cells: list[tuple[str, str]] = []
+    i = 0
+    while i < n:
+        c = key_colon(i)
+        if c < 0:
+            i += 1
+            continue
+        v = _NON_BLANK_RE.search(line, c + 1)
+        if v is None:
+            break  # a colon with nothing after it; nothing later can hold a cell either
+        key = line[i] + line[i + 1 : run_hi].rstrip(" ")
+        e = n
+        b = _BLANK_RE.search(line, v.start() + 1)
+        while b is not None:
+            q = _NON_BLANK_RE.search(line, b.start())
+            if q is None or key_colon(q.start()) >= 0:
+                e = b.start()
+                break
+            b = _BLANK_RE.search(line, q.start() + 1)
+        cells.append((key, line[v.start() : e]))
+        i = e
+    return cells
+
+
 def _bw_row(run: int, lineno: int, cols: list[str], vals: list[float], unit: str) -> PerftestBwRow:
     cell = dict(zip(cols, vals, strict=False))
     peak = next((v for c, v in cell.items() if c.startswith("BW peak")), None)
@@ -480,7 +550,7 @@ def parse_perftest(text: str) -> ParseResult:
             continue
         if _HEADER_RE.match(raw):
             close_table(lineno)
-            cols = _COL_RE.findall(raw)
+            cols = _header_columns(raw)
             unit = "Gb/sec" if "Gb/sec" in raw else "MB/sec"
             table_line, table_rows = lineno, 0
             run = max(run, 0)
@@ -492,6 +562,9 @@ def parse_perftest(text: str) -> ParseResult:
                 vals = [float(x) for x in parts]
             except ValueError:
                 vals = []
+            if vals and not all(math.isfinite(v) for v in vals):
+                res.warn(lineno, "a results row with a non-finite or overflowing number", raw)
+                continue
             if len(vals) < 3 or len(vals) > len(cols):
                 if _PROMPT_RE.match(raw):
                     close_table(lineno)
@@ -532,7 +605,7 @@ def parse_perftest(text: str) -> ParseResult:
             in_block = False
             continue
         if params is not None and in_block:
-            cells = _CELL_RE.findall(raw)
+            cells = _param_cells(raw)
             if cells:
                 for key, value in cells:
                     _apply_param(params, key.strip(), value.strip())

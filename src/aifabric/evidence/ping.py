@@ -141,10 +141,14 @@ class PingSummary(Record):
 # ``[^\s@~]*[@~]`` (not ``\S*[@~]``): the first ``@``/``~`` is found without backtracking, so a
 # long line of ``@`` costs linear time (issue 16, ReDoS).
 _PROMPT_RE = re.compile(r"^\s*(?:[#$%>]\s|[^\s@~]*[@~]\S*\s*[#$%]|\^C|```)")
+# ``src`` grows word by word (``\S(?:\s*+\S)*?``: blank runs and the characters after them) and
+# its trailing blanks are taken only before a ":", so no run of blanks is split two ways
+# (``\s+from\s+(?P<src>.+?)\s*:?\s+`` was quadratic on one). "from" must name a source now:
+# "from  56 bytes" used to read as source " ".
 _HDR_RE = re.compile(
-    r"^PING\s+(?P<target>[^\s(]*)\s*\((?P<addr>[^()]*(?:\([^()]*\))?)\)"
-    r"(?:\s+from\s+(?P<src>.+?)\s*)?:?\s+(?P<payload>\d+)(?:\((?P<total>\d+)\))?"
-    r"\s+(?:data\s+)?bytes"
+    r"^PING\s++(?P<target>[^\s(]*+)\s*+\((?P<addr>[^()]*(?:\([^()]*\))?)\)"
+    r"(?:\s+from\s++(?P<src>\S(?:\s*+\S)*?)(?:\s*+(?=:))?)?:?\s++(?P<payload>\d+)"
+    r"(?:\((?P<total>\d+)\))?\s+(?:data\s+)?bytes"
 )
 _HDR6_RE = re.compile(
     r"^PING6\((?P<total>\d+)=\d+\+\d+\+(?P<payload>\d+) bytes\)\s+"
@@ -195,7 +199,8 @@ _TIMEOUT_RE = re.compile(
     r"^(?:\[\d+\.\d+\]\s*)?(?:Request timeout for icmp_seq[= ]|no answer yet for icmp_seq=)(\d+)"
 )
 _PIPE_RE = re.compile(r"^pipe (\d+)$")
-_STATS_HDR_RE = re.compile(r"^---\s+(?P<target>\S*)\s+ping6? statistics\s+---")
+# an empty target ("---  ping statistics ---") is the second branch, so the blanks are not split
+_STATS_HDR_RE = re.compile(r"^---(?:\s++(?P<target>\S++)\s++|\s\s++)ping6? statistics\s+---")
 _STATS_RE = re.compile(
     r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received(?P<mid>.*?), "
     r"(?P<loss>\d+(?:\.\d+)?)% packet loss(?:, time (?P<time>\d+)\s*ms)?"
@@ -430,10 +435,13 @@ def parse_ping(text: str) -> ParseResult:
                 result.warn(no, "rtt line without a packets-transmitted line before it", raw)
                 continue
             u = rt.group("u")
-            r.summary.rtt_min_us = _us(rt.group("min"), u)
-            r.summary.rtt_avg_us = _us(rt.group("avg"), u)
-            r.summary.rtt_max_us = _us(rt.group("max"), u)
-            r.summary.rtt_mdev_us = _us(rt.group("mdev"), u) if rt.group("mdev") else None
+            try:
+                rtts = [_us(v, u) if v else None for v in rt.group("min", "avg", "max", "mdev")]
+            except ValueError:  # "[\d.]+" also reads "1.2.3"
+                result.warn(no, "expected rtt min/avg/max numbers", raw)
+                continue
+            summ = r.summary
+            summ.rtt_min_us, summ.rtt_avg_us, summ.rtt_max_us, summ.rtt_mdev_us = rtts
             r.summary.pipe = int(rt.group("pipe")) if rt.group("pipe") else None
             r.summary.end_line = no
             continue

@@ -85,7 +85,7 @@ class WatchdogException(NcclProblem):
 
 _WATCHDOG_RE = re.compile(
     r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+),"
-    r" OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), NumelOut=(?P<nout>-?\d+))?.*?"
+    r" OpType=(?P<op>\w+)(?:, NumelIn=(?P<nin>-?\d+), NumelOut=(?P<nout>-?\d+))?[^)]*?"
     r"Timeout\(ms\)=(?P<to>\d+)\) ran for (?P<ran>\d+) milliseconds"
 )
 _WD_EXC_RE = re.compile(
@@ -94,8 +94,8 @@ _WD_EXC_RE = re.compile(
 )
 _PG_RANK_RE = re.compile(r"\[(?:PG (?P<pg>.*?) )?Rank (?P<rank>\d+)\]")
 _NCCL_ERR_RE = re.compile(
-    r"NCCL error(?: in: (?P<where>\S+?))?,? (?P<err>[a-z][^,]*?)(?:, NCCL version (?P<ver>[\d.]+))?"
-    r"\s*$"
+    r"NCCL error(?: in: (?P<where>\S+?))?,? (?P<err>[a-z][^,]*)(?:, NCCL version (?P<ver>[\d.]+))?"
+    r"\s*$"  # err greedy (stripped by the caller): a lazy one rescans trailing blanks
 )
 
 

@@ -81,7 +81,9 @@ _SYSFS_RE = re.compile(
     r"(?:/(?P<name>[^\s:/*]+))?"
 )
 _VALUE_RE = re.compile(r"^[:\s]\s*(-?\d+|N/A\b.*)\s*$")
-_PAIR_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(?::\s*|\s+)(\S.*?)\s*$")
+# linear: the separator's blanks are read once (``\s*`` then ``\s+`` split a run every way) and
+# the value ends at its last non-blank, found greedily
+_PAIR_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*+)(?:\s*+:\s*+|\s++)(\S(?:.*\S)?)\s*$")
 _LINK_RE = re.compile(r"^\s*link\s+([^\s/]+)/(\d+)(?:\s+(.*))?$")
 _QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
 _MODE_WORDS = frozenset({"supported", "optional-counters", "optional-set:", "qp", "mr", "auto"})
@@ -113,7 +115,8 @@ _ERROR_WORDS = (
 def _int_or_none(raw: str) -> tuple[bool, int | None]:
     """(ok, value) for a counter cell: an integer, or N/A → None; ok False for anything else."""
     s = raw.strip()
-    if s.lstrip("-").isdigit():
+    digits = s[1:] if s[:1] == "-" else s
+    if digits.isdecimal() and len(digits) <= 20:  # a counter is 64 bits: at most 20 digits
         return True, int(s)
     if s.startswith("N/A") or s in {"NA", "-"}:
         return True, None

@@ -93,11 +93,17 @@ class Ibdev2netdev(Record):
 _IBDEV_RE = re.compile(
     r"^(?P<dev>\S+) port (?P<port>\d+) ==> (?P<netdev>\S+) \((?P<state>[^)]*)\)(?:\s.*)?$"
 )
+# Linear on any line (the lazy form was exponential on a long run of blanks): ``devid`` is read
+# word by word up to the first " - " (the rest of the line reads the same after any later one, so
+# the first is the only one that can match), ``part`` up to its last non-blank before ")",
+# ``desc`` word by word up to the "fw" that the rest matches, and the port states hold no
+# parentheses (ACTIVE, DOWN, Up...), so a failed "fw ... port N (" does not scan to a far ")".
 _IBDEV_V_RE = re.compile(
     r"^(?:(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+)?(?P<dev>\S+)\s+"
-    r"\((?P<devid>[^)]*?)\s+-\s+(?P<part>[^)]*?)\s*\)\s*(?P<desc>.*?)\s*fw\s+(?P<fw>\S+)\s+"
-    r"port\s+(?P<port>\d+)\s+\((?P<pstate>[^)]*)\)\s+==>\s+(?P<netdev>\S+)\s+"
-    r"\((?P<state>[^)]*)\)(?:\s.*)?$"
+    r"\((?P<devid>(?:[^)\s]++|\s++(?!-\s))*+)\s+-\s++(?P<part>(?:[^)]*[^)\s])?)\s*\)"
+    r"\s*+(?P<desc>(?:\s*+\S)*?)\s*fw\s+(?P<fw>\S+)\s+"
+    r"port\s+(?P<port>\d+)\s+\((?P<pstate>[^()]*)\)\s+==>\s+(?P<netdev>\S+)\s+"
+    r"\((?P<state>[^()]*)\)(?:\s.*)?$"
 )
 
 

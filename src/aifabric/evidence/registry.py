@@ -16,12 +16,19 @@ Ties and near-ties are settled by the order of :data:`FAMILY_MODULES`, most spec
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aifabric.errors import InputError
-from aifabric.evidence.base import ParseResult, decode_capture
+from aifabric.evidence.base import (
+    ParseResult,
+    cap_line_length,
+    cut_lines_warning,
+    decode_capture,
+    drop_out_of_range,
+)
 from aifabric.inputs import read_input
 
 __all__ = [
@@ -76,6 +83,8 @@ DETECT_MIN_SCORE = 0.25
 
 DETECT_WINDOW = 1 << 20
 """Detectors see at most the first MiB of the input (markers sit near the top)."""
+
+_NON_BLANK_RE = re.compile(r"\S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +153,30 @@ def _score(kind: EvidenceKind, head: str) -> float:
         return 0.0
 
 
+def _is_json_document(text: str) -> bool:
+    """Whether ``text`` reads as one JSON value: first non-blank "{" or "[", last "}" or "]"."""
+    first = _NON_BLANK_RE.search(text, 0, 4096)
+    last = text[-4096:].rstrip()[-1:]
+    return first is not None and first.group() in "{[" and last in ("}", "]")
+
+
+def _capped(text: str, json: bool | None = None) -> tuple[str, list[tuple[int, int, int]]]:
+    """``text`` with over-long lines and giant numbers cut (``MAX_LINE_CHARS``, ``MAX_DIGITS``
+    of :mod:`aifabric.evidence.base`); a JSON document keeps its long lines (see
+    ``MAX_LINE_CHARS``): only a line holding a giant number is cut."""
+    if _is_json_document(text) if json is None else json:
+        return cap_line_length(text, limit=len(text) + 1)
+    return cap_line_length(text)
+
+
+def _head(text: str) -> str:
+    """What detectors see: the first :data:`DETECT_WINDOW` characters, long lines cut."""
+    return _capped(text[:DETECT_WINDOW], _is_json_document(text))[0]
+
+
 def detect_scores(text: str) -> list[tuple[float, str]]:
     """(score, kind) for every kind that scores above zero, best first (ties in family order)."""
-    head = text[:DETECT_WINDOW]
+    head = _head(text)
     scored = [(_score(k, head), i, k.name) for i, k in enumerate(_ordered_kinds())]
     scored.sort(key=lambda t: (-t[0], t[1]))
     return [(s, k) for s, _, k in scored if s > 0]
@@ -158,7 +188,7 @@ def detect_kind(text: str, name: str = "<input>") -> str:
     Same answer as the head of :func:`detect_scores`, but stops at the first kind (in tie-break
     order) that reaches :data:`DETECT_CERTAIN`, since no later kind can beat it.
     """
-    head = text[:DETECT_WINDOW]
+    head = _head(text)
     best, best_name = 0.0, ""
     for kind in _ordered_kinds():
         score = _score(kind, head)
@@ -175,15 +205,26 @@ def detect_kind(text: str, name: str = "<input>") -> str:
 
 
 def parse_text(text: str, kind: str | None = None, name: str = "<input>") -> ParseResult:
-    """Parse decoded text as ``kind`` (detected when ``None``)."""
+    """Parse decoded text as ``kind`` (detected when ``None``).
+
+    The one door to every parser: lines longer than
+    :data:`~aifabric.evidence.base.MAX_LINE_CHARS` are cut before detection and parsing (JSON
+    documents excepted), and the result then starts with one warning naming the cut lines;
+    records holding ``nan``, ``inf`` or out-of-range numbers are dropped with a warning quoting
+    their line (:func:`~aifabric.evidence.base.drop_out_of_range`).
+    """
     kinds = all_kinds()
-    if kind is None:
-        kind = detect_kind(text, name)
-    elif kind not in kinds:
+    if kind is not None and kind not in kinds:
         known = ", ".join(sorted(kinds))
         raise InputError(f"unknown kind {kind!r}; known: {known}")
+    text, cut = _capped(text)
+    if kind is None:
+        kind = detect_kind(text, name)
     result = kinds[kind].parse(text)
     result.kind = kind
+    drop_out_of_range(result, text)
+    if cut:
+        result.warnings.insert(0, cut_lines_warning(cut))
     return result
 
 

@@ -165,8 +165,11 @@ PM_PARAMETERS = (
 # line shapes
 
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
-_HEADER_RE = re.compile(r"^(?P<iface>[A-Za-z][\w/.-]*\d):(?:\s+(?P<rest>.*?))?\s*$")
-_KV_RE = re.compile(r"^(?P<key>[^:]*?\S)\s*:(?:\s+(?P<val>.*?))?\s*$")
+# Linear on any line: values end at their last non-blank (greedy), and the key is the text
+# before the first colon up to its last non-blank, or that text and the colon when a second colon
+# follows (what the lazy ``[^:]*?\S`` found, without rescanning blank runs).
+_HEADER_RE = re.compile(r"^(?P<iface>[A-Za-z][\w/.-]*\d):(?:\s+(?P<rest>(?:.*\S)?))?\s*$")
+_KV_RE = re.compile(r"^(?P<key>[^:]*[^:\s]|[^:]*:)\s*:(?:\s+(?P<val>(?:.*\S)?))?\s*$")
 _NOT_APPLICABLE_RE = re.compile(r"not applicable", re.IGNORECASE)
 
 _LANE_FIELDS: tuple[tuple[re.Pattern[str], str], ...] = (

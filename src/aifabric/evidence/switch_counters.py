@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_float
 from aifabric.evidence.qos import PfcWatchdog
 from aifabric.evidence.registry import register
 
@@ -301,7 +301,7 @@ def parse_pfc_counters(text: str) -> ParseResult:
         if set(s) <= {"="}:
             continue
         if s.startswith("Changed polling interval to"):
-            m = re.search(r"(\d+)\s*ms", s)
+            m = re.search(r"(?<!\d)(\d+)\s*ms", s)  # from a run's first digit: linear
             if m:
                 result.records.append(
                     PfcWatchdog(line=lineno, scope="global", poll_interval_ms=float(m.group(1)))
@@ -385,8 +385,8 @@ def _rate(cell: str) -> float | None:
     if unit:
         if unit not in _UNIT:
             raise ValueError(c)
-        return float(num.replace(",", "")) * _UNIT[unit]
-    return float(c.removesuffix("%").removesuffix("/s").replace(",", ""))
+        return finite_float(num.replace(",", "")) * _UNIT[unit]
+    return finite_float(c.removesuffix("%").removesuffix("/s").replace(",", ""))
 
 
 def _port_row(

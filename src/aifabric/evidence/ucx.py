@@ -67,7 +67,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, finite_or_none
 from aifabric.evidence.registry import register
 
 __all__ = [
@@ -286,7 +286,7 @@ _LOG_RE = re.compile(
 )
 """UCX log lines (``[1704982673.8] [host:pid:0]  file.c:NN UCX  WARN ...``)."""
 _TIMESTAMP_TAIL_RE = re.compile(r"\[\d{6,}\.\d+\].*$")
-_UCX_ASSIGN_RE = re.compile(r"^\s*(?:export\s+)?(UCX_[A-Z0-9_]+)=(.*?)\s*$")
+_UCX_ASSIGN_RE = re.compile(r"^\s*(?:export\s+)?(UCX_[A-Z0-9_]+)=((?:.*\S)?)\s*$")  # linear
 _NCCL_ASSIGN_RE = re.compile(r"^\s*(?:export\s+)?NCCL_[A-Z0-9_]+\s*=", re.MULTILINE)
 
 
@@ -308,24 +308,28 @@ _CONFIG_LINE_RE = re.compile(r"^UCX_[A-Z0-9_]+=", re.MULTILINE)
 
 _VERSION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("library_version", re.compile(r"^#\s*Library version:\s*(\S+)")),
-    ("library_path", re.compile(r"^#\s*Library path:\s*(.+?)\s*$")),
+    ("library_path", re.compile(r"^#\s*Library path:\s*(.*\S|\s)\s*$")),
     ("api_headers_version", re.compile(r"^#\s*API headers version:\s*(\S+)")),
     ("library_version", re.compile(r"^#\s*Version\s+(\d\S*)\s*$")),
-    ("configure_flags", re.compile(r"^#\s*[Cc]onfigured with:\s*(.*?)\s*$")),
+    ("configure_flags", re.compile(r"^#\s*[Cc]onfigured with:\s*((?:.*\S)?)\s*$")),
 )
 _UCT_VERSION_RE = re.compile(r"^#\s*UCT version=(\S+)(?:\s+revision\s+(\S+))?")
 _GIT_RE = re.compile(r"^#\s*(?:Git|SCM) branch '([^']*)',?\s+revision\s+(\S+)")
-_DEFINE_RE = re.compile(r"^#define\s+(\w+)(?:\s+(.*?))?\s*$")
+_DEFINE_RE = re.compile(r"^#define\s+(\w+)(?:\s+((?:.*\S)?))?\s*$")
 _MD_RE = re.compile(r"^#\s*Memory domain:\s*(\S+)")
 _COMPONENT_RE = re.compile(r"^#\s*[Cc]omponent:\s*(\S+)")
 _TL_RE = re.compile(r"^#\s*Transport:\s*(\S+)\s*$")
 _DEV_RE = re.compile(r"^#\s*Device:\s*(\S+)\s*$")
-_TYPE_RE = re.compile(r"^#\s*Type:\s*(.+?)\s*$")
-_SYSDEV_RE = re.compile(r"^#\s*System device:\s*(.+?)\s*$")
+# ``(.*\S|\s)`` is ``(.+?)`` before ``\s*$`` in one pass (up to the last non-blank, or one blank
+# when there is none); the lazy form rescans a run of blanks at every character (quadratic)
+_TYPE_RE = re.compile(r"^#\s*Type:\s*(.*\S|\s)\s*$")
+_SYSDEV_RE = re.compile(r"^#\s*System device:\s*(.*\S|\s)\s*$")
 _CM_RE = re.compile(r"^#\s*Connection manager:\s*(\S+)")
-_BW_RE = re.compile(r"^#\s*bandwidth:\s*(.+?)\s*$")
-_BW_TWO_RE = re.compile(r"([\d.]+)\s*(?:/ppn)?\s*\+\s*([\d.]+)\s*MB/sec")
-_BW_ONE_RE = re.compile(r"([\d.]+)\s*MB/sec")
+_BW_RE = re.compile(r"^#\s*bandwidth:\s*(.*\S|\s)\s*$")
+# numbers are read from the first character of their run only (a search rescanned a long run of
+# digits from each of them)
+_BW_TWO_RE = re.compile(r"(?<![\d.])([\d.]++)\s*+(?:/ppn)?\s*+\+\s*+([\d.]++)\s*+MB/sec")
+_BW_ONE_RE = re.compile(r"(?<![\d.])([\d.]++)\s*+MB/sec")
 _LAT_RE = re.compile(r"^#\s*latency:\s*([\d.]+)")
 _OVERHEAD_RE = re.compile(r"^#\s*overhead:\s*([\d.]+)\s*nsec")
 _NO_DEVICES_RE = re.compile(
@@ -360,10 +364,12 @@ def _with_verbs(flags: str) -> bool | None:
 def _bandwidth(raw: str) -> float | None:
     m = _BW_TWO_RE.search(raw)
     if m is not None:
-        return mib_per_s_to_gbps(float(m.group(1)) + float(m.group(2)))
+        a, b = finite_or_none(m.group(1)), finite_or_none(m.group(2))  # "1.2.3": unreadable
+        return mib_per_s_to_gbps(a + b) if a is not None and b is not None else None
     m = _BW_ONE_RE.search(raw)
     if m is not None:
-        return mib_per_s_to_gbps(float(m.group(1)))
+        one = finite_or_none(m.group(1))
+        return mib_per_s_to_gbps(one) if one is not None else None
     return None
 
 
@@ -587,11 +593,11 @@ def _read_attribute(st: _InfoState, lineno: int, line: str) -> None:
         return
     m = _LAT_RE.match(line)
     if m is not None:
-        iface.latency_ns = float(m.group(1))
+        iface.latency_ns = finite_or_none(m.group(1))
         return
     m = _OVERHEAD_RE.match(line)
     if m is not None:
-        iface.overhead_ns = float(m.group(1))
+        iface.overhead_ns = finite_or_none(m.group(1))
     iface.end_line = lineno
 
 
@@ -601,15 +607,23 @@ _PERF_HEADER_RE = re.compile(r"\|\s*(latency|overhead)\s*\(usec\)\s*\|\s*bandwid
 _PERF_STAGE_RE = re.compile(
     r"^\|\s*(?:Stage|Test)\s*\|\s*# iterations\s*\|\s*(?:([\d.]+)%ile|typical)\s*\|"
 )
-_PERF_BOX_RE = re.compile(r"^\|\s*([A-Za-z][A-Za-z ]*?):\s+(.*?)\s*\|\s*$")
+# the value ends at its last non-blank before the closing "|" (greedy); a lazy value between two
+# ``\s*`` tried every split of a run of blanks (cubic)
+_PERF_BOX_RE = re.compile(r"^\|\s*([A-Za-z][A-Za-z ]*+):\s++((?:.*\S)?)\s*\|\s*$")
 _PERF_RULE_RE = re.compile(r"^\+[-+\w/]*[-+]$")
 _PERF_BANNER_RE = re.compile(r"^=+[ \t]*([^\s=]+)[ \t]*=+$")  # name without '=': linear
 _PERF_ROW_RE = re.compile(
     r"^(?:\[thread\s+(\d+)\]|(Final:))?\s*([-+\w.,']+(?:\s+[-+\w.,']+){3,7})$"
 )
-_PERF_NUM_RE = re.compile(r"^[-+]?(?:[\d,']*\.?\d+(?:[eE][-+]?\d+)?|inf|nan|-nan)$", re.I)
+# with a "." the digits before it and after it are read once each; without, one backtrack finds
+# the last digit (``[\d,']*\.?\d+`` split a run of digits every way: quadratic)
+_PERF_NUM_RE = re.compile(
+    r"^[-+]?(?:(?:[\d,']*+\.\d++|[\d,']*\d)(?:[eE][-+]?\d+)?|inf|nan|-nan)$", re.I
+)
 _PERF_QUIET = ("Waiting for connection", "Accepted connection from")
-_ARITH_RE = re.compile(r"^\$\(\(\s*([\d\s*]+)\s*\)\)$")
+# the lookahead checks "$(( digits, blanks and * ))" in one scan before the groups are split
+# (three overlapping ``[\d\s*]`` runs were tried every way: exponential on a long line)
+_ARITH_RE = re.compile(r"^\$\(\((?=[\d\s*]+\)\)$)\s*([\d\s*]+)\s*\)\)$")
 
 _BOX_FIELDS = {
     "API": "api",
@@ -799,7 +813,7 @@ def _read_perf_line(st: _PerfState, lineno: int, line: str) -> bool:
     m = _PERF_STAGE_RE.match(line)
     if m is not None:
         run = st.current(lineno)
-        run.percentile = float(m.group(1)) if m.group(1) else None
+        run.percentile = finite_or_none(m.group(1)) if m.group(1) else None
         return True
     m = _PERF_BOX_RE.match(line)
     if m is not None:

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.checks.diagnose.engine import Evidence, Item, deriver
+from aifabric.checks.diagnose.engine import Evidence, Item, deriver, weight
 from aifabric.evidence.base import Record
 from aifabric.perf.ecmp import ecmp_expected_max
 
@@ -299,7 +299,7 @@ def _prio_traffic(ev: Evidence) -> Iterator[Item]:
             pfc_pause=sum(rx_pause.values()) + sum(tx_pause.values()),
             pfc_counters=bool(rec.rx_pause_by_prio or rec.tx_pause_by_prio),
             basis=basis,
-            snapshots=len(items),
+            snapshots=weight(items),
         )
         yield Item(out, last.file, subject, last.kind)
 
@@ -335,7 +335,7 @@ def _rdma_loss(ev: Evidence) -> Iterator[Item]:
             total=sum(loss.values()),
             summary=", ".join(f"{k} {v}" for k, v in loss.items()) or "none",
             basis=basis,
-            snapshots=len(items),
+            snapshots=weight(items),
         )
         yield Item(out, last.file, subject, last.kind)
 
@@ -371,7 +371,7 @@ def _nic_rx_pressure(ev: Evidence) -> Iterator[Item]:
             rx_discards=discards,
             out_of_buffer=values.get("rx_out_of_buffer", 0),
             basis=basis,
-            snapshots=len(items),
+            snapshots=weight(items),
         )
         yield Item(out, last.file, subject, last.kind)
 
@@ -413,7 +413,7 @@ def _phy_errors(ev: Evidence) -> Iterator[Item]:
             corrected_bits=values.get("rx_corrected_bits_phy"),
             summary=", ".join(f"{k} {v}" for k, v in errors.items()) or "none",
             basis=basis,
-            snapshots=len(items),
+            snapshots=weight(items),
         )
         yield Item(out, last.file, subject, last.kind)
 
@@ -525,7 +525,7 @@ def _egress_balance(ev: Evidence) -> Iterator[Item]:
             continue
         hosts[subject][name] = tx
         host_at[subject] = items[-1]
-        snaps[subject] = min(snaps.get(subject, len(items)), len(items))
+        snaps[subject] = min(snaps.get(subject, weight(items)), weight(items))
     for subject, loads in hosts.items():
         basis = "growth" if snaps[subject] >= 2 else "snapshot"
         made = _egress_item(subject, loads, "ethtool", basis, snaps[subject], host_at[subject])
@@ -547,7 +547,7 @@ def _port_counter_balance(ev: Evidence) -> Iterator[Item]:
         series[item.subject].setdefault((rec.namespace, rec.port), []).append(item)
     for subject, ports in series.items():
         loads: dict[str, int] = {}
-        snaps = min(len(items) for items in ports.values())
+        snaps = min(weight(items) for items in ports.values())
         for (_ns, port), items in ports.items():
             a: Any = items[0].record
             b: Any = items[-1].record

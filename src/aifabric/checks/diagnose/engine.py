@@ -39,6 +39,7 @@ from aifabric.checks.diagnose.signatures import (
     all_causes,
     signature_index,
 )
+from aifabric.checks.diagnose.streaming import load_streamed, streamed_kind
 from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
@@ -56,6 +57,7 @@ __all__ = [
     "diagnose",
     "field_value",
     "load_evidence",
+    "weight",
 ]
 
 LAYER_WORDS = {
@@ -74,7 +76,9 @@ class EvidenceFile:
     path: str
     kind: str
     result: ParseResult
-    lines: list[str]
+    lines: Sequence[str]
+    """every line of the file (a huge file read in chunks holds only the lines its kept items
+    quote: :class:`aifabric.checks.diagnose.streaming.SparseLines`)."""
     subject: str
     numbers: list[int] | None = None
     """1-based file lines of this part (``None``: the whole file)."""
@@ -110,6 +114,15 @@ class Item:
     file: EvidenceFile | None
     subject: str
     kind: str
+    repeat: int = 1
+    """How many records of the input this item stands for: more than 1 only for a huge file
+    read in chunks, where records of the same content are counted rather than kept
+    (:mod:`.streaming`); every count of records is :func:`weight`."""
+
+
+def weight(items: Iterable[Item]) -> int:
+    """How many records of the input ``items`` stand for (the sum of their ``repeat``)."""
+    return sum(item.repeat for item in items)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,6 +144,8 @@ class Suspect:
     file: EvidenceFile
     line: int
     text: str
+    repeat: int = 1
+    """Lines like it this one stands for (huge files, :mod:`.streaming`)."""
 
 
 @dataclass(slots=True)
@@ -219,6 +234,15 @@ def load_evidence(
             if on_file is not None:
                 on_file(path)
             if path.name in _SKIP_NAMES:
+                continue
+            big = streamed_kind(path)
+            if big is not None:  # a huge capture of one tool: read in chunks, summarised
+                try:
+                    load_streamed(ev, path, big, host, index)
+                except OSError as exc:
+                    ev.skipped.append(f"{path}: cannot read: {exc.strerror or exc}")
+                except InputError as exc:
+                    ev.skipped.append(f"{path}: {exc}")
                 continue
             try:
                 data = read_input(path, "capture")
@@ -396,7 +420,7 @@ def _counter_deltas(ev: Evidence) -> Iterator[Item]:
             name=name,
             counters=counters,
             by_prio=by_prio,
-            snapshots=len(items),
+            snapshots=weight(items),
         )
         yield Item(rec, last.file, subject, last.kind)
 
@@ -449,7 +473,8 @@ def _select(items: ByType, m: Match) -> list[Item]:
 def _holds(m: Match, found: list[Item]) -> bool:
     if m.count is None:
         return bool(found)
-    return all(op_holds(op, len(found), n) for op, n in m.count.items())
+    total = weight(found)
+    return all(op_holds(op, total, n) for op, n in m.count.items())
 
 
 @dataclass(slots=True)
@@ -480,7 +505,7 @@ def _render(rule: Rule, subject: str, matched: list[tuple[Match, list[Item]]]) -
     for m, found in matched:
         if m.as_ and found:
             named.setdefault(m.as_, found[0])  # the first match that names it (an `any` order)
-    count = len(matched[0][1]) if matched else 0
+    count = weight(matched[0][1]) if matched else 0
     try:
         return _Fields(named).format(rule.message, subject=subject, count=count)
     except (ValueError, IndexError, KeyError):
@@ -584,7 +609,8 @@ def _verdict_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
                 if q not in quotes:
                     quotes.append(q)
         cause = all_causes()[v.cause]
-        more = f" ({len(hits)} records)" if len(hits) > 1 else ""
+        n = sum(item.repeat for _, item in hits)
+        more = f" ({n} records)" if n > 1 else ""
         finding = Finding(
             check=vid,
             severity=v.severity,
@@ -630,7 +656,8 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
                 explained.add((item.file.path, item.record.line))
                 if len(quotes) < 5:
                     quotes.append(item.file.quote(item.record.line, item.subject))
-        more = f" ({len(items)} lines)" if len(items) > 1 else ""
+        n = weight(items)
+        more = f" ({n} lines)" if n > 1 else ""
         nxt = f" Next: {sig.next}" if sig.next else ""
         finding = Finding(
             check=f"signature.{sid}",
@@ -668,7 +695,8 @@ def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
                 else ""
             )
             first = group[0]
-            count = f" ({len(group)} lines like it)" if len(group) > 1 else ""
+            n = sum(g.repeat for g in group)
+            count = f" ({n} lines like it)" if n > 1 else ""
             out.append(
                 Finding(
                     check=UNRECOGNISED_CHECK,

@@ -57,10 +57,14 @@ def _nic_line_rate(description: str | None) -> tuple[str, float] | None:
     """``Mellanox ... [ConnectX-7]`` → (``ConnectX-7``, 400.0) from the built-in catalog."""
     if not description:
         return None
-    m = re.search(r"\[([^\]]+)\]\s*$", description)
-    if m is None:
+    # the final "[...]": the first "[" after the last "]" but one (re.search(r"\[([^\]]+)\]\s*$")
+    # found the same, but read to the end of the line from every "[": quadratic on a long line)
+    s = description.rstrip()
+    close = len(s) - 1
+    start = s.find("[", s.rfind("]", 0, close) + 1, close) if s.endswith("]") else -1
+    if start < 0 or start + 1 == close:
         return None
-    name = m.group(1).strip().replace(" ", "-").casefold()
+    name = s[start + 1 : close].strip().replace(" ", "-").casefold()
     for key, nic in builtin_catalog().nics.items():
         if key.casefold() == name:
             return key, nic.max_speed_gbps

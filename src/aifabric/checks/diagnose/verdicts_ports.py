@@ -306,7 +306,8 @@ def _ibv_port(rec: Record, ev: Evidence) -> Iterator[Verdict]:
     yield from _roce_mtu(rec, ev)
 
 
-_COULD_BE = re.compile(r"Could be ([^()]+?)(?=\s*Could be|\s*$)")
+# the hint grows word by word so the lookahead reads each run of blanks once (linear)
+_COULD_BE = re.compile(r"Could be ([^()](?:\s*+[^()\s])*?)(?=\s*+(?:Could be|$))")
 
 
 @verdict("ib_link")
