@@ -131,48 +131,70 @@ def read_input(path: Path | str, kind: InputClass = "capture") -> bytes:
     return data
 
 
+def _block_level(stack: list[tuple[int, int]], marks: list[int], content: int) -> int:
+    """Level of a block-YAML line (see :func:`nesting_depth`); updates ``stack`` in place.
+
+    ``marks``: columns of the line's ``-``/``?``/``:`` markers; ``content``: column of its
+    content. The parent is the nearest earlier entry whose content column is left of the line
+    (or at it, for a marker line: ``key:`` then ``- item`` at the same column)."""
+    start = marks[0] if marks else content
+    while stack and (stack[-1][0] > start if marks else stack[-1][0] >= start):
+        stack.pop()
+    level = stack[-1][1] if stack else 0
+    for col in marks:
+        level += 1
+        stack.append((col + 1, level))
+    level += 1
+    stack.append((content, level))
+    return level
+
+
 def nesting_depth(text: str, *, yaml: bool = True, stop: int | None = None) -> tuple[int, int]:
     """(deepest nesting, 1-based line where it is reached) of a JSON or YAML document.
 
     One linear pass. Counts ``[``/``{`` against ``]``/``}`` outside quoted strings (JSON, and
-    YAML flow style). With ``yaml``, block style too: each line whose indentation is deeper
-    than the enclosing line's opens a level (a stack of indentations, popped as lines dedent),
-    and each ``- ``, ``? `` or ``: `` marker before the line's content opens one more
-    (``- - x`` is a list in a list). ``stop``: return as soon as the depth passes it.
+    YAML flow style). With ``yaml``, block style too, as an upper bound: each ``- ``, ``? ``
+    or ``: `` marker before a line's content opens a level, and so does the content, each
+    child of the nearest earlier line part that starts left of it (:func:`_block_level`), so
+    ``- - x`` is a list in a list and the lines under ``- k:`` sit inside a mapping inside a
+    list.
+    ``stop``: return as soon as the depth passes it.
     """
     deepest, where, line, depth = 0, 1, 1, 0
     quote = ""
     escaped = False
     at_start = True
-    indent = markers = 0
-    stack: list[int] = []
+    indent = 0
+    marks: list[int] = []
+    stack: list[tuple[int, int]] = []
+    block = 0
     for ch in text:
         if at_start:
             if ch in {" ", "\t"}:
                 indent += 1
                 continue
             if yaml and ch in {"-", "?", ":"}:
-                markers += 1
+                marks.append(indent)
                 indent += 1
                 continue
             if ch in {"\n", "\r"}:
-                indent = markers = 0
+                indent = 0
+                marks = []
                 line += ch == "\n"
                 continue
             at_start = False
             level = depth
             if yaml:
-                while stack and stack[-1] >= indent - markers:
-                    stack.pop()
-                stack.append(indent - markers)
-                level += len(stack) + markers
+                block = _block_level(stack, marks, indent)
+                level += block
             if level > deepest:
                 deepest, where = level, line
                 if stop is not None and deepest > stop:
                     return deepest, where
         if ch == "\n":
             line += 1
-            at_start, indent, markers = True, 0, 0
+            at_start, indent = True, 0
+            marks = []
             if quote == "'":
                 quote = ""
             continue
@@ -188,7 +210,7 @@ def nesting_depth(text: str, *, yaml: bool = True, stop: int | None = None) -> t
             quote = ch
         elif ch in {"[", "{"}:
             depth += 1
-            level = depth + (len(stack) + markers if yaml else 0)
+            level = depth + (block if yaml else 0)
             if level > deepest:
                 deepest, where = level, line
                 if stop is not None and deepest > stop:

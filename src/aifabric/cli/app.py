@@ -16,6 +16,7 @@ from aifabric.cli.check_cmd import check
 from aifabric.cli.design_cmd import design
 from aifabric.cli.diagnose_cmd import diagnose_cmd
 from aifabric.cli.estimate_cmd import estimate_cmd
+from aifabric.cli.lab_cmd import lab_app
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
 from aifabric.cli.show_cmd import show
@@ -41,6 +42,7 @@ app.command("parse")(parse)
 app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)
 app.command("catalog")(catalog)
+app.add_typer(lab_app)
 
 
 def _version(value: bool) -> None:

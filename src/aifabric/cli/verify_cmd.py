@@ -114,7 +114,10 @@ def run_verify(
     observed: Observed | None = None
     if configs is not None or bundle is not None or nccl_env is not None:
         names = [s.name for s in fabric.switches] + [s.name for s in fabric.servers]
-        observed = load_observed(configs=configs, bundle=bundle, nccl_env=nccl_env, devices=names)
+        switches = [s.name for s in fabric.switches] + [m.name for m in fabric.middleboxes]
+        observed = load_observed(configs=configs, bundle=bundle, nccl_env=nccl_env,
+                                 devices=names + [m.name for m in fabric.middleboxes],
+                                 switches=switches)
     ctx = CheckContext(fabric=fabric, catalog=catalog, observed=observed)
     findings: list[Finding] = []
     for cat in categories:

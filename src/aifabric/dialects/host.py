@@ -18,6 +18,8 @@ host.
 
 from __future__ import annotations
 
+import re
+
 from aifabric.dialects.observed import ObservedDevice, PortView, Src, Val
 from aifabric.evidence.base import ParseResult, Record
 
@@ -41,6 +43,39 @@ def interpret(
             _apply(dev, file, result.kind, rec)
     dev.settle_defaults()
     return dev
+
+
+_SUBPORT_RE = re.compile(r"^([A-Za-z]+\d+)-(\d+)$")
+
+
+def linux_port_to_neutral(name: str) -> str | None:
+    """A Linux interface name of a switch port as aifabric's neutral port name: ``Ethernet8``
+    stays, ``Ethernet1-2`` (a lab veth for a broken-out port; Linux names have no ``/``)
+    becomes ``Ethernet1/2``; ``lo`` and bridges are not ports."""
+    if name == "lo" or name.startswith(("br", "docker", "virbr")):
+        return None
+    m = _SUBPORT_RE.match(name)
+    return f"{m.group(1)}/{m.group(2)}" if m else name
+
+
+def interpret_linux_switch(
+    results: list[tuple[str, ParseResult]], *, name: str
+) -> ObservedDevice:
+    """A switch that runs Linux (SONiC, Cumulus, a lab namespace): its ``ip link`` gives the
+    MTU of each front-panel port; nothing else of the host dialect applies to a switch."""
+    dev = ObservedDevice(name=name, role="switch", dialect="linux")
+    for file, result in results:
+        dev.files.append(file)
+        if result.kind != "ip-link":
+            dev.notes.append(f"{file}: a {result.kind} capture of a switch; verify does not use it")
+            continue
+        for rec in result.records:
+            iface = getattr(rec, "name", None)
+            mtu = getattr(rec, "mtu_bytes", None)
+            if not iface or mtu is None or linux_port_to_neutral(iface) is None:
+                continue
+            _port(dev, iface).mtu_bytes = Val(int(mtu), Src(file, rec.line, f"{iface}: mtu {mtu}"))
+    return dev.finish(linux_port_to_neutral)
 
 
 def _port(dev: ObservedDevice, name: str) -> PortView:

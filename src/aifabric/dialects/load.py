@@ -105,11 +105,15 @@ def load_observed(
     bundle: Path | None = None,
     nccl_env: Path | None = None,
     devices: Iterable[str] = (),
+    switches: Iterable[str] = (),
     on_file: Callable[[Path], None] | None = None,
 ) -> Observed:
     """Read everything given into one :class:`Observed`. ``devices`` are the fabric's device
-    names (to attribute files); ``on_file`` is called per file (progress)."""
+    names (to attribute files); ``switches`` those that are switches or middleboxes, whose
+    Linux captures (``ip link`` of a SONiC, Cumulus or lab switch) describe switch ports;
+    ``on_file`` is called per file (progress)."""
     known = set(devices)
+    linux_switches = set(switches)
     obs = Observed()
     host_files: dict[str, list[tuple[str, ParseResult]]] = {}
     for root in (configs, bundle):
@@ -145,6 +149,9 @@ def load_observed(
             else:
                 obs.skipped.append(f"{rel}: a {result.kind} capture; verify does not use it")
     for name, results in host_files.items():
+        if name in linux_switches:
+            _add(obs, host_dialect.interpret_linux_switch(results, name=name))
+            continue
         existing = obs.devices.get(name)
         dev = host_dialect.interpret(
             results, name=name, dev=existing if existing and existing.role == "host" else None

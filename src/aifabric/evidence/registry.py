@@ -75,6 +75,11 @@ FAMILY_MODULES: tuple[str, ...] = (
     "host_limits",
     "host_roce",
     "nccl_env",
+    "iperf3",
+    "frr",
+    "netfilter",
+    # last: key = value lines, detected only when most lines are sysctl names
+    "sysctl",
 )
 """The family modules under ``aifabric.evidence``, in tie-break order."""
 

@@ -25,6 +25,7 @@ from aifabric.errors import InputError
 from aifabric.evidence import parse_file
 from aifabric.evidence.infiniband import IbstatPort
 from aifabric.model import Fabric
+from tests.unit.diagnose.verdict_helpers import only, problems
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EVIDENCE = FIXTURES / "evidence"
@@ -78,14 +79,6 @@ def _capture(tmp_path: Path, text: str, name: str = "capture.txt") -> Path:
     return path
 
 
-def _only(vs: list[Verdict], vid: str) -> Verdict:
-    hits = [v for v in vs if v.id == vid]
-    assert len(hits) == 1, [f"{v.severity} {v.id}: {v.message}" for v in vs]
-    return hits[0]
-
-
-def _problems(vs: list[Verdict]) -> list[str]:
-    return [f"{v.severity} {v.id}: {v.message}" for v in vs if v.severity != "info"]
 
 
 def _fabric(port: str, *, mtu: int = 9000, speed: float = 400, pcie_gen: int = 5) -> Fabric:
@@ -165,7 +158,7 @@ def test_every_verdict_on_the_fixtures_is_well_formed() -> None:
 
 def test_single_port_hca_polling_is_an_error() -> None:
     # ConnectX-7 mlx5_10, 1 port: State Down, Physical state Polling, Rate 10 (no partner)
-    v = _only(_run(_fixture("ibstat", "gpud-482-cx7-polling")), "diagnose.ib-port-down")
+    v = only(_run(_fixture("ibstat", "gpud-482-cx7-polling")), "diagnose.ib-port-down")
     assert (v.severity, v.cause) == ("error", "fabric.link-down")
     assert "mlx5_10 port 1 is Down (physical state Polling" in v.message
     assert "the only port of mlx5_10" in v.message
@@ -174,7 +167,7 @@ def test_single_port_hca_polling_is_an_error() -> None:
 
 def test_port_trained_but_not_activated_by_the_sm() -> None:
     # SR-IOV VF mlx5_7: Physical state LinkUp, State Down, Base lid 65535 (no SM assignment)
-    v = _only(_run(_fixture("ibstat", "network-operator-249-down-linkup")), "diagnose.ib-port-down")
+    v = only(_run(_fixture("ibstat", "network-operator-249-down-linkup")), "diagnose.ib-port-down")
     assert v.severity == "error"
     assert "mlx5_7 port 1 is Down (physical state LinkUp, link layer InfiniBand)" in v.message
     assert "subnet manager" in v.explanation
@@ -184,7 +177,7 @@ def test_port_trained_but_not_activated_by_the_sm() -> None:
 def test_only_the_down_hca_of_a_roce_host_is_judged() -> None:
     # mlx5_0/mlx5_1 (MT4129) Active at 200; mlx5_10 (MT4125, 1 port) Down/Disabled
     vs = _run(_fixture("ibstat", "mooncake-1999-cx7-roce"))
-    v = _only(vs, "diagnose.ib-port-down")
+    v = only(vs, "diagnose.ib-port-down")
     assert v.severity == "error"
     assert v.message.startswith("mlx5_10 port 1 is Down (physical state Disabled)")
     assert len(vs) == 1  # same chip, same rate: no slow-port verdict either
@@ -192,7 +185,7 @@ def test_only_the_down_hca_of_a_roce_host_is_judged() -> None:
 
 def test_one_down_port_of_a_dual_port_card_is_a_warning() -> None:
     # ConnectX-3 mlx4_0, 2 ports: port 1 Down/Disabled, port 2 Active at 56
-    v = _only(_run(_fixture("ibstat", "rdma-core-pr847-mlx4-ibwarn")), "diagnose.ib-port-down")
+    v = only(_run(_fixture("ibstat", "rdma-core-pr847-mlx4-ibwarn")), "diagnose.ib-port-down")
     assert v.severity == "warning"
     assert "mlx4_0 port 1 is Down" in v.message and "1 of 2 ports of mlx4_0 down" in v.message
 
@@ -203,7 +196,7 @@ def test_a_port_judged_alone_is_a_warning() -> None:
     result = parse_file(_fixture("ibstat", "gpud-482-cx7-polling"))
     (port,) = [r for r in result.records if isinstance(r, IbstatPort)]
     vs = [v for fn in verdicts_for("ibstat_port") for v in fn(port, Evidence())]
-    v = _only(vs, "diagnose.ib-port-down")
+    v = only(vs, "diagnose.ib-port-down")
     assert v.severity == "warning"
     assert "not in the capture" in v.message
 
@@ -223,7 +216,7 @@ def test_active_ib_ports_get_no_verdict(case: str) -> None:
 def test_ibv_devinfo_captures_are_healthy(case: str) -> None:
     # every port in these captures is PORT_ACTIVE; the Azure VF's active_mtu 1024 is judged only
     # against a fabric file (next test)
-    assert _problems(_run(_fixture("ibv-devinfo", case))) == []
+    assert problems(_run(_fixture("ibv-devinfo", case))) == []
 
 
 def test_roce_active_mtu_below_what_the_fabric_mtu_allows() -> None:
@@ -231,7 +224,7 @@ def test_roce_active_mtu_below_what_the_fabric_mtu_allows() -> None:
     # netdev runs 1500); with a 9000-byte fabric MTU: 9000 - 96 = 8904 >= 4096 -> 4096 expected
     fab = _fabric("rdmaP23800p0s2", mtu=9000)
     vs = _run(_fixture("ibv-devinfo", "azhpc-images-pr44-hbv2"), fabric=fab)
-    v = _only(vs, "diagnose.iface-mtu-low")
+    v = only(vs, "diagnose.iface-mtu-low")
     assert (v.severity, v.cause) == ("warning", "fabric.mtu")
     assert "rdmaP23800p0s2 port 1: RoCE active_mtu 1024" in v.message
     assert "allows 4096" in v.message
@@ -258,7 +251,7 @@ IBSIM_COULD_BE = """\
 
 def test_iblinkinfo_could_be_is_a_slow_link(tmp_path: Path) -> None:
     vs = _run(_capture(tmp_path, IBSIM_COULD_BE))
-    v = _only(vs, "diagnose.ib-port-slow")
+    v = only(vs, "diagnose.ib-port-slow")
     assert (v.severity, v.cause) == ("warning", "fabric.slow-link")
     assert "hxa-su2-leaf-r2 port 33 to hxa-spine01 port 4" in v.message
     assert "4X 2.5 Gbps" in v.message and "could run at 12X / 10.0 Gbps" in v.message
@@ -281,7 +274,7 @@ def test_iblinkinfo_fixtures_have_only_empty_switch_ports_down(case: str) -> Non
 def test_gen4_nic_one_generation_down_is_info() -> None:
     # ConnectX-5 Ex: LnkCap 16GT/s x16, LnkSta 8GT/s x16 (Cascade Lake Gen3 slot)
     # 16 x 16 x 128/130 = 252.06 Gb/s; 8 x 16 x 128/130 = 126.03 Gb/s; 126.0 lost = 50 %
-    v = _only(
+    v = only(
         _run(_fixture("lspci", "fdio-cx5-ex-rst-literal-block")), "diagnose.pcie-link-degraded"
     )
     assert (v.severity, v.cause) == ("info", "host.pcie")
@@ -293,7 +286,7 @@ def test_gen4_nic_one_generation_down_is_info() -> None:
 def test_fabric_file_slot_generation_makes_it_a_warning() -> None:
     # the fabric file says the NIC slots run Gen5: a Gen3 link is then a fault, not the slot
     fab = _fabric("nic0", pcie_gen=5)
-    v = _only(
+    v = only(
         _run(_fixture("lspci", "fdio-cx5-ex-rst-literal-block"), fabric=fab),
         "diagnose.pcie-link-degraded",
     )
@@ -303,7 +296,7 @@ def test_fabric_file_slot_generation_makes_it_a_warning() -> None:
 
 def test_width_downgrade_is_a_warning() -> None:
     # HighPoint SSD7540: LnkCap 5GT/s x2, LnkSta 5GT/s x1: 5 x 2 x 0.8 = 8, 5 x 1 x 0.8 = 4 Gb/s
-    v = _only(
+    v = only(
         _run(_fixture("lspci", "puget-wrx90-raid-width-x1-downgraded")),
         "diagnose.pcie-link-degraded",
     )
@@ -315,7 +308,7 @@ def test_width_downgrade_is_a_warning() -> None:
 
 def test_idle_gpu_at_gen1_is_info() -> None:
     # RTX 6000 Ada: LnkCap 16GT/s x16, LnkSta 2.5GT/s x16: 2.5 x 16 x 0.8 = 32 Gb/s of 252.06
-    v = _only(
+    v = only(
         _run(_fixture("lspci", "puget-wrx90-rtx6000-downgraded-2-5gt")),
         "diagnose.pcie-link-degraded",
     )
@@ -337,7 +330,7 @@ def test_acs_redirect_is_left_to_the_rule() -> None:
 def test_kernel_pcie_bandwidth_limited_by_a_x8_link() -> None:
     # 63.008 Gb/s available, limited by 8.0 GT/s x8 at 0000:b2:00.0, capable of 16.0 GT/s x16
     # 8 x 8 x 128/130 = 63.02; 252.06 - 63.02 = 189.0 Gb/s = 75 %
-    v = _only(
+    v = only(
         _run(_fixture("dmesg-mlx5", "l2fwd-nv-cx6dx-pcie-x8-limited")),
         "diagnose.pcie-link-degraded",
     )
@@ -381,15 +374,15 @@ sudo dmesg | grep mlx5_core
 
 def test_cx6_in_a_x4_slot(tmp_path: Path) -> None:
     vs = _run(_capture(tmp_path, CX6_OCP_X4))
-    pcie = _only(vs, "diagnose.pcie-link-degraded")
+    pcie = only(vs, "diagnose.pcie-link-degraded")
     # 2.5 x 4 x 0.8 = 8 Gb/s of 252.06: 244.1 lost (97 %); firmware 20.x = ConnectX-6
     assert pcie.severity == "warning"
     assert "0000:04:00.0 (ConnectX-6)" in pcie.message
     assert "2.5 GT/s x4 (8 Gb/s)" in pcie.message and "244.1 Gb/s (97%) lost" in pcie.message
-    power = _only(vs, "diagnose.pcie-slot-power")
+    power = only(vs, "diagnose.pcie-slot-power")
     assert (power.severity, power.cause) == ("warning", "host.pcie")
     assert "insufficient power on the PCIe slot (25W)" in power.message
-    down = _only(vs, "diagnose.nic-link-down")
+    down = only(vs, "diagnose.nic-link-down")
     assert (down.severity, down.cause) == ("warning", "fabric.link-down")
     assert "0000:04:00.0 enp4s0np0" in down.message
     assert len(vs) == 3  # 'Cable plugged' is not judged
@@ -397,7 +390,7 @@ def test_cx6_in_a_x4_slot(tmp_path: Path) -> None:
 
 def test_cx6_one_generation_down_cannot_carry_its_200g_port(tmp_path: Path) -> None:
     vs = _run(_capture(tmp_path, CX6_OCP_X16))
-    v = _only(vs, "diagnose.pcie-link-degraded")
+    v = only(vs, "diagnose.pcie-link-degraded")
     # 8 x 16 x 128/130 = 126.03 Gb/s < 200 Gb/s (catalog ConnectX-6): a warning, not the info
     # a Gen4 NIC one generation down gets when its line rate is unknown
     assert v.severity == "warning"
@@ -437,7 +430,7 @@ def test_mlx5_links_that_stay_down(tmp_path: Path) -> None:
 def test_unplugged_module_is_an_optics_warning() -> None:
     # ConnectX-4 Lx: module 0 'Cable plugged' on .0, module 1 'Cable unplugged' on .1
     vs = _run(_fixture("dmesg-mlx5", "netdev-cx4lx-caller-id-module-events"))
-    v = _only(vs, "diagnose.nic-module-event")
+    v = only(vs, "diagnose.nic-module-event")
     assert (v.severity, v.cause) == ("warning", "fabric.optics")
     assert v.message == "0000:0b:00.1: port module 1: Cable unplugged"
 
@@ -445,19 +438,19 @@ def test_unplugged_module_is_an_optics_warning() -> None:
 def test_firmware_health_failure_once_per_adapter() -> None:
     # poll_health 'reached miss count' on 0000:0d:00.0 and four more functions (.1-.4)
     vs = _run(_fixture("dmesg-mlx5", "qemu-devel-cx6dx-health-fw-internal-error"))
-    v = _only(vs, "diagnose.nic-driver-error")
+    v = only(vs, "diagnose.nic-driver-error")
     assert (v.severity, v.cause) == ("error", "host.driver")
     assert v.message.startswith("0000:0d:00.0 (and 4 more function(s) of the adapter)")
     assert "health compromised" in v.message
 
 
 def test_probe_failure_and_command_failure() -> None:
-    v = _only(
+    v = only(
         _run(_fixture("dmesg-mlx5", "tinycore-redpill-cx4lx-handle-hca-cap-probe-failed")),
         "diagnose.nic-driver-error",
     )
     assert v.severity == "error" and "mlx5_load_one failed with error code -22" in v.message
-    w = _only(
+    w = only(
         _run(_fixture("dmesg-mlx5", "linux-rdma-journalctl-cx4-cmd-alloc-fail")),
         "diagnose.nic-driver-error",
     )
@@ -475,7 +468,7 @@ def test_full_bandwidth_nic_boot_log_is_healthy() -> None:
 def test_roce_port_with_only_link_local_gids() -> None:
     # mlx5_0 (ens11f0): index 0 fe80 v1, index 1 fe80 v2, no address GID; mlx5_1 is an IB port
     vs = _run(_fixture("show-gids", "hurray0-ib-port-no-netdev"))
-    v = _only(vs, "diagnose.roce-gid-missing")
+    v = only(vs, "diagnose.roce-gid-missing")
     assert (v.severity, v.cause) == ("warning", "host.gid")
     assert v.message.startswith("mlx5_0 port 1 (ens11f0): only link-local (fe80::) RoCE v2")
     assert "(index 1)" in v.message
@@ -499,7 +492,7 @@ def test_ports_with_an_ipv4_roce_v2_gid(case: str) -> None:
 def test_gdr_disabled_on_a_single_node_is_info() -> None:
     # NCCL 2.27, two GPUs on mew0, 'nNodes 1': NET/IB GDR Disabled for mlx5_0, mlx5_1, the vNIC
     vs = _run(_fixture("nccl-log", "roce-2.27-nccl-tests-init"))
-    v = _only(vs, "diagnose.gdr-disabled")
+    v = only(vs, "diagnose.gdr-disabled")
     assert (v.severity, v.cause) == ("info", "host.gdr")
     assert v.message.startswith("mew0: NCCL reports GPU Direct RDMA Disabled for mlx5_0")
     assert "single node" in v.message
@@ -546,7 +539,7 @@ def test_wrong_results_are_data_corruption() -> None:
     # 16 GH200 ranks over Slingshot: #wrong 18134 (2 MiB) ... 951005 (32 MiB) out of place
     path = _fixture("nccl-tests", "olivia-gh200-corrupted-wrong-counts")
     vs = _run(path)
-    v = _only(vs, "diagnose.nccl-tests-wrong-results")
+    v = only(vs, "diagnose.nccl-tests-wrong-results")
     assert (v.severity, v.cause) == ("error", "host.driver")
     assert "all_reduce: 6 message size(s) with wrong results, from 2 MiB" in v.message
     assert "#wrong up to 951005 at 32 MiB" in v.message
@@ -558,7 +551,7 @@ def test_wrong_results_are_data_corruption() -> None:
 
 def test_out_of_bounds_of_the_old_format() -> None:
     # 2020 all_gather_perf: "Out of bounds values : 2 FAILED" (old error column, no #wrong)
-    v = _only(
+    v = only(
         _run(_fixture("nccl-tests", "issue37-allgather-2020-hash-lost-oob-failed")),
         "diagnose.nccl-tests-wrong-results",
     )
@@ -572,7 +565,7 @@ def test_busbw_collapse_on_the_olivia_run_cut_at_64_mib(tmp_path: Path) -> None:
     src = _fixture("nccl-tests", "olivia-gh200-corrupted-wrong-counts").read_text().splitlines()
     end = next(i for i, ln in enumerate(src) if ln.split()[:1] == ["67108864"])
     vs = _run(_capture(tmp_path, "\n".join(src[: end + 1]) + "\n"))
-    v = _only(vs, "diagnose.busbw-collapse")
+    v = only(vs, "diagnose.busbw-collapse")
     assert (v.severity, v.cause) == ("warning", "fabric.slow-link")
     # median(6.31, 6.30, 3.69) = 6.30; 6.30 / 15.08 = 41.8 %
     assert "busbw falls from 15.08 GB/s at 1 MiB to 6.30 GB/s (median of 16 MiB..64 MiB)" in (
@@ -611,7 +604,7 @@ def test_busbw_collapse_function() -> None:
     ],
 )  # fmt: skip
 def test_other_nccl_tests_tables_do_not_collapse(case: str) -> None:
-    assert _problems(_run(_fixture("nccl-tests", case))) == []
+    assert problems(_run(_fixture("nccl-tests", case))) == []
 
 
 # -- perftest ------------------------------------------------------------------------------------
@@ -621,7 +614,7 @@ def test_perftest_far_below_the_fabric_port_speed() -> None:
     # GKE H200 ib_write_bw on mlx5_3, 1 QP: 140.40 Gb/s average at 8 MiB (the last row)
     path = CASES / "healthy2-gke-h200-gdr-perftest-allgather" / "ib_write_bw.txt"
     assert _run(path) == []  # without a fabric file the line rate is unknown
-    v = _only(_run(path, fabric=_fabric("mlx5_3", speed=400)), "diagnose.perftest-bw-low")
+    v = only(_run(path, fabric=_fabric("mlx5_3", speed=400)), "diagnose.perftest-bw-low")
     assert (v.severity, v.cause) == ("warning", "fabric.slow-link")
     # 140.40 / 400 = 35 %
     assert "RDMA_Write BW Test on mlx5_3: 140.40 Gb/s average at 8 MiB, 35% of the 400" in v.message
@@ -643,7 +636,7 @@ CUMULUS_NO_CARRIER = """\
 
 
 def test_admin_up_without_carrier(tmp_path: Path) -> None:
-    v = _only(_run(_capture(tmp_path, CUMULUS_NO_CARRIER)), "diagnose.iface-no-carrier")
+    v = only(_run(_capture(tmp_path, CUMULUS_NO_CARRIER)), "diagnose.iface-no-carrier")
     assert (v.severity, v.cause) == ("warning", "fabric.link-down")
     assert v.message.startswith("swp21 (member of vlan5) is administratively UP but has no carrier")
     assert "state DOWN" in v.message
@@ -662,7 +655,7 @@ def test_ip_link_captures_without_a_fabric(case: str) -> None:
 def test_interface_mtu_below_the_fabric_mtu() -> None:
     # ConnectX-5 PF enp3s0f0: mtu 1500; the fabric file gives its host link 9000 bytes
     path = _fixture("ip-link", "ovn-k8s-sriov-pf-vf-mac-vlan")
-    v = _only(_run(path, fabric=_fabric("enp3s0f0")), "diagnose.iface-mtu-low")
+    v = only(_run(path, fabric=_fabric("enp3s0f0")), "diagnose.iface-mtu-low")
     assert (v.severity, v.cause) == ("warning", "fabric.mtu")
     assert v.message == (
         "enp3s0f0: MTU 1500 below the 9000 bytes the fabric file gives its link (gpu2:enp3s0f0)"
@@ -686,7 +679,7 @@ def test_modules_within_their_thresholds(case: str) -> None:
     (jc-sfp-10g-lr: Rx -40 dBm, diagnose.optics-rx-low's case); unused lanes (mlx4 SR4 lanes 2-4
     at 0 mA), low-power mode and the CMIS LOS/LOL arrays of an administratively down port are
     not judged."""
-    assert _problems(_run(_fixture("ethtool-module", case))) == []
+    assert problems(_run(_fixture("ethtool-module", case))) == []
 
 
 # -- ping ----------------------------------------------------------------------------------------
@@ -695,7 +688,7 @@ def test_modules_within_their_thresholds(case: str) -> None:
 def test_df_probe_refused_by_a_router() -> None:
     # ping -M do -s 1472 (1500 on the wire): 'Frag needed and DF set (mtu = 1440)', 100 % loss
     path = _fixture("ping", "incus-frag-needed-mtu-1440")
-    v = _only(_run(path), "diagnose.ping-no-reply")
+    v = only(_run(path), "diagnose.ping-no-reply")
     assert (v.severity, v.cause) == ("error", "fabric.mtu")
     assert "ping 1.1.1.1: 2 probes of 1500 bytes, none answered" in v.message
     assert "(path MTU 1440)" in v.message
@@ -704,7 +697,7 @@ def test_df_probe_refused_by_a_router() -> None:
 
 def test_silent_target() -> None:
     # ping -O -D: five 'no answer yet' lines, 5 transmitted, 0 received, no ICMP error
-    v = _only(_run(_fixture("ping", "jc-pi-no-answer-yet-D-timestamps")), "diagnose.ping-no-reply")
+    v = only(_run(_fixture("ping", "jc-pi-no-answer-yet-D-timestamps")), "diagnose.ping-no-reply")
     assert (v.severity, v.cause) == ("warning", "config.firewall")
     assert v.message == (
         "ping 192.168.120.164: 5 probes, 0 replies (100% loss): no reply and no ICMP error"
@@ -712,7 +705,7 @@ def test_silent_target() -> None:
 
 
 def test_destination_host_unreachable() -> None:
-    v = _only(
+    v = only(
         _run(_fixture("ping", "jc-ubuntu2204-dest-unreachable-pipe")), "diagnose.ping-no-reply"
     )
     assert v.cause == "config.firewall"
@@ -744,7 +737,7 @@ HEALTHY = sorted(
 def test_healthy_diagnose_cases_get_no_warning_or_error(case: Path) -> None:
     data = yaml.safe_load((case / "case.yaml").read_text())
     vs = _run(*(case / p for p in data["inputs"]))
-    assert _problems([v for v in vs if v.id in _CORE_IDS]) == []
+    assert problems([v for v in vs if v.id in _CORE_IDS]) == []
 
 
 def test_healthy_cases_are_many() -> None:

@@ -39,6 +39,8 @@ verdict                                  records                                
 ``diagnose.optics-module-fault``         ``transceiver_module``                 fabric.optics
 ``diagnose.ping-no-reply``               ``ping_summary``                       config.firewall /
                                                                                 fabric.mtu
+``diagnose.ping-big-packets-lost``       ``ping_summary`` (100 % loss of big    fabric.mtu
+                                         probes, smaller ones answered)
 ======================================  =====================================  ==================
 
 Not judged here: ``ethtool -S`` snapshots (totals since the driver loaded; growth between two
@@ -77,6 +79,7 @@ from aifabric.checks.diagnose.verdict_support import (
     _line_text,
 )
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
+from aifabric.checks.diagnose.verdicts_lab import passed_smaller_ping
 from aifabric.evidence.base import Record
 from aifabric.evidence.infiniband import (
     GidCount,
@@ -92,7 +95,11 @@ if TYPE_CHECKING:
     from aifabric.model import Fabric
 
 
-__all__ = ["COLLAPSE_SHARE", "PERFTEST_SHARE", "busbw_collapse"]
+__all__ = ["COLLAPSE_SHARE", "PERFTEST_SHARE", "SILENT_MTU_MIN_BYTES", "busbw_collapse"]
+
+SILENT_MTU_MIN_BYTES = 1500
+"""A probe above this many bytes on the wire (IPv4 packet) that vanishes while smaller probes
+to the same target pass is read as a path-MTU black hole (the smallest MTU in use is 1500)."""
 
 
 # -- RoCE GIDs -----------------------------------------------------------------------------------
@@ -509,6 +516,40 @@ def _ping(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         return
     if header is not None and header.target.endswith(".255"):
         return  # a broadcast ping: no single host to answer
+    size = rec.packet_bytes or (header.packet_bytes if header else None)
+    small = (
+        passed_smaller_ping(rec, ev, target, size)
+        if size is not None and size > SILENT_MTU_MIN_BYTES and target != "the target"
+        else None
+    )
+    if small is not None:
+        yield Verdict(
+            id="diagnose.ping-big-packets-lost",
+            severity="error",
+            cause="fabric.mtu",
+            message=(
+                f"ping {target}: all {rec.transmitted} probes of {size} bytes lost with no ICMP "
+                f"error, while {small.received} of {small.transmitted} smaller probes"
+                + (f" ({small.packet_bytes} bytes)" if small.packet_bytes else "")
+                + " to the same target were answered"
+            ),
+            explanation=(
+                "Only the big packets vanish, and no router says why: a hop whose MTU is "
+                "smaller than the packet drops it at the receiving end without an ICMP "
+                "'Frag needed' (a port left at 1500 after a 9000 rollout receives a 9000-byte "
+                "frame as oversized and discards it; only its rx error/drop counters move). "
+                "RoCE and NCCL's sockets size their messages to the interface MTU, so the same "
+                "hop eats every full-size packet while small control messages pass (S11, S21)."
+            ),
+            fix=(
+                "Set one MTU end to end (S11: 9000 on hosts, 9216 on switch ports); find the "
+                "hop with DF pings across each link (`ping -M do -s MTU-28 -I IFACE`) and "
+                "`ip link` MTUs on both ends of every link on the path."
+            ),
+            refs=("S11", "S21", "S20"),
+            confidence=0.75,
+        )
+        return
     unreachable = [e for e in errors if e.kind == "unreachable"]
     how = (
         f"'{unreachable[0].message}' from {unreachable[0].source or target}"

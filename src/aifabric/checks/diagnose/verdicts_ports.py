@@ -21,6 +21,7 @@ from aifabric.checks.diagnose.verdict_support import (
     _item,
 )
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
+from aifabric.checks.diagnose.verdicts_lab import fabric_peer, link_peer_down
 from aifabric.evidence.base import Record
 from aifabric.evidence.infiniband import (
     IbLink,
@@ -386,20 +387,28 @@ def _ip_link(rec: Record, ev: Evidence) -> Iterator[Verdict]:
     no_carrier = "NO-CARRIER" in rec.flags or (rec.state == "DOWN" and not rec.carrier)
     if rec.admin_up and no_carrier:
         bond = f" (member of {rec.master})" if rec.master else ""
+        peer = link_peer_down(rec, ev)
+        cabled = fabric_peer(rec, ev)
+        known = (
+            f": its peer {peer.name} is administratively down (no UP flag)" if peer is not None
+            else f": the fabric file cables it to {cabled.device}:{cabled.port}"
+            if cabled is not None else ""
+        )
         yield Verdict(
             id="diagnose.iface-no-carrier",
-            severity="warning",
+            severity="error" if known else "warning",
             cause="fabric.link-down",
             message=(
                 f"{rec.name}{bond} is administratively UP but has no carrier "
-                f"(<{','.join(rec.flags)}>, state {rec.state})"
+                f"(<{','.join(rec.flags)}>, state {rec.state}){known}"
             ),
             explanation=(
                 "UP in the flags is the administrative state (ip link set up); LOWER_UP is "
                 "the carrier the driver reports, NO-CARRIER its absence, and the operational "
                 f"state follows it ({_IP_LINK}; {_OPERSTATES}). An interface configured up "
                 "without carrier has no physical link: no cable or module, a module that does "
-                "not light, a speed/FEC the far end does not match, or the switch port is down."
+                "not light, a speed/FEC the far end does not match, or the switch port is down "
+                "(for a veth pair: the other end was set down)."
             ),
             fix=(
                 f"`ethtool {rec.name}` (Link detected, speed), `ethtool -m {rec.name}` (module "
@@ -407,7 +416,7 @@ def _ip_link(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                 "replace the cable; ignore it if the port is intentionally unused."
             ),
             refs=("S16", "S20"),
-            confidence=0.45,
+            confidence=0.8 if known else 0.45,
         )
     yield from _iface_mtu(rec, ev)
 

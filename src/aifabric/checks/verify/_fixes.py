@@ -92,6 +92,7 @@ def fix_mtu(dialect: str, mtu: int, port: str | None = None) -> str:
         "nvue": f"nv set interface {_port(p, '<swp>')} link mtu {mtu}",
         "cumulus": f"/etc/network/interfaces, iface {_port(p, '<swp>')}: mtu {mtu}",
         "host": f"ip link set dev {_port(p, '<interface>')} mtu {mtu} (and persist it)",
+        "linux": f"ip link set dev {_port(p, '<interface>')} mtu {mtu} (and persist it)",
     }.get(dialect, f"set MTU {mtu}")
 
 

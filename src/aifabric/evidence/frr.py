@@ -1,0 +1,298 @@
+"""FRR's BGP summary, ``vtysh -c 'show bgp summary json'`` (also ``show ip bgp summary json``,
+``show bgp vrf all summary json``) and the plain-text ``show bgp summary`` table → one
+:class:`BgpPeer` per neighbor and address family.
+
+JSON (FRR 8.4, ``bgp_show_summary()`` in ``bgpd/bgp_vty.c`` at tag ``frr-8.4.4``,
+https://github.com/FRRouting/frr/blob/frr-8.4.4/bgpd/bgp_vty.c): one object per address family
+(``ipv4Unicast``, ``ipv6Unicast``, ``l2VpnEvpn``...; under a VRF name with ``vrf all``) holding
+``routerId``, ``as``, ``vrfName`` and ``peers``, keyed by the neighbor's address or, for an
+unnumbered session, its interface. Per peer: ``hostname``, ``remoteAs``, ``localAs``,
+``msgRcvd``, ``msgSent``, ``inq``, ``outq``, ``peerUptime`` / ``peerUptimeMsec`` (time in the
+current state, ``never``), ``pfxRcd``, ``pfxSnt``, ``state`` (the FSM state: ``Established``,
+``Active``, ``Connect``, ``OpenSent``, ``OpenConfirm``, ``Idle``, ``Idle (Admin)``, ``Idle
+(PfxCt)``), ``peerState`` (``OK``, ``Admin``, ``Policy``, ``PfxCt``, ``Passive``),
+``connectionsEstablished``, ``connectionsDropped``, ``desc``, ``idType`` (``ipv4``, ``ipv6``,
+``interface``). Older FRR printed one table without the address-family level; it is read the
+same way.
+
+Text: ``IPv4 Unicast Summary (VRF default):``, ``BGP router identifier A, local AS number N
+vrf-id 0``, then the table ``Neighbor V AS MsgRcvd MsgSent TblVer InQ OutQ Up/Down
+State/PfxRcd PfxSnt Desc``. ``State/PfxRcd`` is the number of prefixes received when the
+session is Established, else the state name (``Active``, ``Idle (Admin)``); a neighbor name of
+16 characters or more is printed on its own line and the row continues on the next. Neighbors
+print as ``hostname(address)`` once the peer's hostname is known.
+
+Seed refs: S20 (a session down withdraws an ECMP member: bandwidth drops without an error
+anywhere else), S6 (a leaf-spine fabric routes with eBGP per link).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from aifabric.evidence.base import ParseResult, ParseWarning, Record
+from aifabric.evidence.registry import register
+from aifabric.inputs import loads_json
+
+__all__ = ["BgpPeer", "parse_frr_bgp_summary"]
+
+
+@dataclass(slots=True, kw_only=True)
+class BgpPeer(Record):
+    """One BGP neighbor in one address family, as ``show bgp summary`` prints it."""
+
+    record_type: ClassVar[str] = "bgp_peer"
+
+    peer: str
+    """The neighbor as configured: an address, or an interface for unnumbered BGP."""
+    hostname: str | None = None
+    address_family: str | None = None
+    """``ipv4Unicast``, ``ipv6Unicast``... (text: ``IPv4 Unicast``)."""
+    vrf: str | None = None
+    router_id: str | None = None
+    local_as: int | None = None
+    remote_as: int | None = None
+    state: str | None = None
+    """The BGP FSM state; ``Established`` when the session is up."""
+    peer_state: str | None = None
+    uptime: str | None = None
+    """Time in the current state as printed (``00:00:02``, ``1d02h03m``, ``never``)."""
+    uptime_ms: int | None = None
+    prefixes_received: int | None = None
+    prefixes_sent: int | None = None
+    msgs_received: int | None = None
+    msgs_sent: int | None = None
+    inq: int | None = None
+    outq: int | None = None
+    connections_established: int | None = None
+    connections_dropped: int | None = None
+    id_type: str | None = None
+    description: str | None = None
+
+    @property
+    def established(self) -> bool:
+        return self.state == "Established"
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _peer_from_json(
+    name: str, obj: dict[str, Any], table: dict[str, Any], af: str | None, vrf: str | None,
+    line: int,
+) -> BgpPeer:
+    return BgpPeer(
+        line=line,
+        peer=name,
+        hostname=_str(obj.get("hostname")),
+        address_family=af,
+        vrf=vrf or _str(table.get("vrfName")),
+        router_id=_str(table.get("routerId")),
+        local_as=_int(obj.get("localAs")) or _int(table.get("as")),
+        remote_as=_int(obj.get("remoteAs")),
+        state=_str(obj.get("state")),
+        peer_state=_str(obj.get("peerState")),
+        uptime=_str(obj.get("peerUptime")),
+        uptime_ms=_int(obj.get("peerUptimeMsec")),
+        prefixes_received=_int(obj.get("pfxRcd")),
+        prefixes_sent=_int(obj.get("pfxSnt")),
+        msgs_received=_int(obj.get("msgRcvd")),
+        msgs_sent=_int(obj.get("msgSent")),
+        inq=_int(obj.get("inq")),
+        outq=_int(obj.get("outq")),
+        connections_established=_int(obj.get("connectionsEstablished")),
+        connections_dropped=_int(obj.get("connectionsDropped")),
+        id_type=_str(obj.get("idType")),
+        description=_str(obj.get("desc")),
+    )
+
+
+def _tables(data: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Every object holding a ``peers`` object, with the keys leading to it (VRF, AF)."""
+    if not isinstance(data, dict) or len(path) > 3:
+        return []
+    if isinstance(data.get("peers"), dict):
+        return [(path, data)]
+    out = []
+    for key, value in data.items():
+        out += _tables(value, (*path, str(key)))
+    return out
+
+
+def _parse_json(text: str, result: ParseResult) -> None:
+    try:
+        data = loads_json(text)
+    except ValueError as exc:
+        result.warn(getattr(exc, "lineno", None), f"not valid JSON: {exc}")
+        return
+    lines = text.split("\n")
+    line_of: dict[str, list[int]] = {}
+    for n, raw in enumerate(lines, 1):
+        s = raw.strip()
+        if s.startswith('"') and s.endswith(("{", ":{")):
+            line_of.setdefault(s.split('"')[1], []).append(n)
+    used: dict[str, int] = {}
+    tables = _tables(data)
+    if not tables and isinstance(data, dict) and data:
+        result.warn(1, "JSON without a BGP 'peers' table (not show bgp summary json?)")
+    for path, table in tables:
+        af = path[-1] if path else None
+        vrf = path[-2] if len(path) >= 2 else None
+        for name, obj in table["peers"].items():
+            if not isinstance(obj, dict):
+                continue
+            k = used.get(name, 0)
+            found = line_of.get(name, [])
+            used[name] = k + 1
+            result.records.append(
+                _peer_from_json(str(name), obj, table, af, vrf, found[k] if k < len(found) else 1)
+            )
+
+
+_AF_RE = re.compile(r"^(IPv[46] \w+|L2VPN EVPN|VPNv[46] \w+)\s+Summary(?:\s+\(VRF (\S+)\))?:")
+_ID_RE = re.compile(r"^BGP router identifier (\S+), local AS number (\S+)")
+_HEADER_RE = re.compile(r"^Neighbor\s+V\s+AS\s")
+_PROMPT_RE = re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>] ?(?:show|do show)\b")
+"""A router prompt with the command (``leaf01# show bgp summary``)."""
+_STATE_WORDS = frozenset(
+    {"Idle", "Connect", "Active", "OpenSent", "OpenConfirm", "Established", "Clearing",
+     "Deleted", "never"}
+)  # fmt: skip
+_SKIP = (
+    "BGP table version", "RIB entries", "Peers ", "Peer groups", "Total number of neighbors",
+    "Displayed neighbors", "Dampening", "Max-med", "% No BGP", "No ", "*", "Read-only mode",
+    "Update delay", "% BGP instance", "Unknown command", "BGP", "Estimated",
+)  # fmt: skip
+
+
+def _row(tokens: list[str], lineno: int, af: str | None, vrf: str | None,
+         rid: str | None, local_as: int | None) -> BgpPeer | None:
+    """``name V AS MsgRcvd MsgSent TblVer InQ OutQ Up/Down State/PfxRcd [PfxSnt] [Desc]``."""
+    if len(tokens) < 10 or tokens[1] != "4" or not all(t.isdigit() for t in tokens[3:8]):
+        return None
+    name = tokens[0]
+    hostname = None
+    if "(" in name and name.endswith(")"):
+        hostname, _, inner = name[:-1].partition("(")
+        name = inner
+    remote_as = int(tokens[2]) if tokens[2].isdigit() else None
+    rest = tokens[9:]
+    state: str | None
+    pfx_rcd: int | None = None
+    if rest[0].isdigit():
+        state, pfx_rcd = "Established", int(rest[0])
+        rest = rest[1:]
+    elif rest[0].startswith("(") and rest[0].endswith(")"):  # "(Policy)": up, no policy
+        state, rest = "Established", rest[1:]
+    else:
+        state = rest[0]
+        rest = rest[1:]
+        if rest and rest[0].startswith("(") and rest[0].endswith(")"):
+            state = f"{state} {rest[0]}"
+            rest = rest[1:]
+    pfx_snt = int(rest[0]) if rest and rest[0].isdigit() else None
+    if pfx_snt is not None:
+        rest = rest[1:]
+    desc = " ".join(rest) or None
+    return BgpPeer(
+        line=lineno, peer=name, hostname=hostname or None, address_family=af, vrf=vrf,
+        router_id=rid, local_as=local_as, remote_as=remote_as, state=state,
+        uptime=tokens[8], prefixes_received=pfx_rcd, prefixes_sent=pfx_snt,
+        msgs_received=int(tokens[3]), msgs_sent=int(tokens[4]), inq=int(tokens[6]),
+        outq=int(tokens[7]), description=None if desc == "N/A" else desc,
+    )  # fmt: skip
+
+
+def _parse_text(text: str, result: ParseResult) -> None:
+    af = vrf = rid = None
+    local_as: int | None = None
+    in_table = False
+    pending: tuple[int, str] | None = None
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip("\r")
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if (m := _AF_RE.match(stripped)) is not None:
+            af, vrf, in_table = m.group(1), m.group(2), False
+            continue
+        if (m := _ID_RE.match(stripped)) is not None:
+            rid = m.group(1)
+            local_as = int(m.group(2)) if m.group(2).isdigit() else None
+            continue
+        if _HEADER_RE.match(stripped) is not None:
+            in_table = True
+            continue
+        if (stripped.startswith(_SKIP) or stripped.startswith(("$ ", "# ")) or "vtysh" in line
+                or _PROMPT_RE.match(stripped) is not None):
+            in_table = in_table and not stripped.startswith("Total number")
+            continue
+        if in_table:
+            tokens = stripped.split()
+            if len(tokens) == 1 and not line[:1].isspace():
+                pending = (lineno, tokens[0])  # a long name: the row goes on on the next line
+                continue
+            if pending is not None and line[:1].isspace():
+                tokens = [pending[1], *tokens]
+                start = pending[0]
+            else:
+                if pending is not None:
+                    result.warn(pending[0], "unrecognised line in show bgp summary", pending[1])
+                start = lineno
+            pending = None
+            rec = _row(tokens, start, af, vrf, rid, local_as)
+            if rec is not None:
+                rec.end_line = lineno if lineno != start else None
+                result.records.append(rec)
+                continue
+        result.warn(lineno, "unrecognised line in show bgp summary", line)
+    if pending is not None:
+        result.warn(pending[0], "neighbor name without its row (truncated capture?)", pending[1])
+
+
+_JSON_START_RE = re.compile(r"^[ \t]*+\{", re.MULTILINE)
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if '"peers"' in head and ('"pfxRcd"' in head or '"peerState"' in head):
+        return 0.95
+    if '"peers"' in head and '"remoteAs"' in head and '"state"' in head:
+        return 0.9
+    if "State/PfxRcd" in head and "Neighbor" in head:
+        return 0.95
+    if "BGP router identifier" in head and "local AS number" in head:
+        return 0.6
+    return 0.0
+
+
+@register(
+    "frr-bgp-summary",
+    summary="vtysh -c 'show bgp summary [json]' (FRR, also SONiC/Cumulus): BGP neighbors",
+    detect=_detect,
+    refs=("S20", "S6"),
+)
+def parse_frr_bgp_summary(text: str) -> ParseResult:
+    """Parse FRR ``show [ip] bgp [vrf all] summary [json]``; never raises."""
+    result = ParseResult(kind="frr-bgp-summary")
+    m = _JSON_START_RE.search(text, 0, 65536)
+    if m is not None and text.count("\n", 0, m.start()) <= 1:  # at most a prompt line first
+        offset = text.count("\n", 0, m.start())
+        _parse_json(text[m.start():], result)
+        for rec in result.records:
+            rec.line += offset
+        for i, w in enumerate(result.warnings):
+            if w.line is not None:
+                result.warnings[i] = ParseWarning(w.line + offset, w.message, w.text)
+    else:
+        _parse_text(text, result)
+    if not result.records and not result.warnings and text.strip() not in ("{}", "{\n}"):
+        result.warn(None, "no BGP neighbor in this summary")
+    return result
