@@ -149,6 +149,13 @@ def _block_level(stack: list[tuple[int, int]], marks: list[int], content: int) -
     return level
 
 
+def is_parsed_companion(path: Path) -> bool:
+    """``X.json`` beside a capture ``X``: the parsed records a probe bundle keeps next to each
+    raw output (``ip-link.txt.json`` beside ``ip-link.txt``). Readers of a bundle take the raw
+    output and skip these, so a bundle re-parses with newer parsers and nothing is read twice."""
+    return path.suffix == ".json" and path.with_suffix("").is_file()
+
+
 def nesting_depth(text: str, *, yaml: bool = True, stop: int | None = None) -> tuple[int, int]:
     """(deepest nesting, 1-based line where it is reached) of a JSON or YAML document.
 

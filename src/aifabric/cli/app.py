@@ -19,6 +19,7 @@ from aifabric.cli.estimate_cmd import estimate_cmd
 from aifabric.cli.lab_cmd import lab_app
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
+from aifabric.cli.probe_cmd import probe
 from aifabric.cli.show_cmd import show
 from aifabric.cli.verify_cmd import verify
 from aifabric.errors import AifabricError, EnvironmentProblem
@@ -43,6 +44,7 @@ app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)
 app.command("catalog")(catalog)
 app.add_typer(lab_app)
+app.command("probe")(probe)
 
 
 def _version(value: bool) -> None:

@@ -30,6 +30,7 @@ from aifabric.dialects.observed import Observed, ObservedDevice, Src, Val
 from aifabric.errors import InputError
 from aifabric.evidence import parse_file
 from aifabric.evidence.base import ParseResult
+from aifabric.inputs import is_parsed_companion
 
 __all__ = ["SWITCH_KINDS", "load_observed"]
 
@@ -56,7 +57,7 @@ _HOSTNAME = (
     re.compile(r"^hostname\s+(\S+)", re.MULTILINE),
     re.compile(r'"hostname"\s*:\s*"([^"]+)"'),
 )
-_SKIP_NAMES = {"meta.yaml", "README", "README.md", ".gitkeep"}
+_SKIP_NAMES = {"meta.yaml", "README", "README.md", ".gitkeep", "manifest.json"}
 
 
 def _interpreter(kind: str) -> _Interpret:
@@ -78,7 +79,8 @@ def _files(root: Path) -> Iterable[tuple[Path, str | None]]:
             continue
         if path.is_dir():
             for sub in sorted(path.rglob("*")):
-                if sub.is_file() and not sub.name.startswith(".") and sub.name not in _SKIP_NAMES:
+                if (sub.is_file() and not sub.name.startswith(".")
+                        and sub.name not in _SKIP_NAMES and not is_parsed_companion(sub)):
                     yield sub, path.name
         elif path.is_file():
             yield path, None

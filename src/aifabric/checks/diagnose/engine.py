@@ -45,7 +45,7 @@ from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
 from aifabric.evidence.paste import parse_paste, prompt_lines
 from aifabric.findings import EvidenceItem, Finding
-from aifabric.inputs import read_input
+from aifabric.inputs import is_parsed_companion, read_input
 from aifabric.model import Fabric
 
 __all__ = [
@@ -199,7 +199,8 @@ def _walk(path: Path) -> Iterator[tuple[Path, str | None]]:
                 continue
             if child.is_dir():
                 for sub in sorted(child.rglob("*")):
-                    if sub.is_file() and not sub.name.startswith("."):
+                    if (sub.is_file() and not sub.name.startswith(".")
+                            and not is_parsed_companion(sub)):
                         yield sub, child.name
             elif child.is_file():
                 yield child, None
@@ -388,13 +389,27 @@ def _diff(a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, int]:
     return out
 
 
+_SNAPSHOT_SUFFIX = re.compile(r"\.\d+(?:\.txt)?$")
+
+
+def _series_name(item: Item) -> str | None:
+    """A raw ``ethtool -S IFACE`` dump names no interface; its file does: the snapshots of one
+    series are ``ethtool-S-eth0.1.txt``, ``ethtool-S-eth0.2.txt`` (a probe bundle), so the
+    file name without its snapshot number keeps two interfaces' counters apart."""
+    if item.file is None:
+        return None
+    name = Path(item.file.path).name
+    stem = _SNAPSHOT_SUFFIX.sub("", name)
+    return stem if stem != name and stem else None  # other names: one series per subject
+
+
 @deriver
 def _counter_deltas(ev: Evidence) -> Iterator[Item]:
     groups: dict[tuple[str, str, str | None], list[Item]] = defaultdict(list)
     for item in ev.items:
         rtype = item.record.record_type
         if rtype == "ethtool_stats":
-            name = getattr(item.record, "interface", None)
+            name = getattr(item.record, "interface", None) or _series_name(item)
         elif rtype == "rdma_counters":
             dev, port = getattr(item.record, "device", None), getattr(item.record, "port", None)
             name = f"{dev}/{port}" if dev else None

@@ -1,0 +1,248 @@
+"""SSH probe against a real OpenSSH sshd on 127.0.0.1 (keys generated here, host-key checking
+on): fan-out rows for live and dead targets, "host key not trusted" for a wrong known_hosts
+entry, and argv quoting checked end to end with hostile arguments. Needs root and
+/usr/sbin/sshd (``apt-get install -y openssh-server``); elsewhere it skips with the reason.
+sshd is always stopped by PID."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncssh
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aifabric.probe.fanout import fan_out
+from aifabric.probe.runner import CmdResult, Runner
+from aifabric.probe.ssh import ssh_connect, ssh_connector
+
+SSHD = "/usr/sbin/sshd"
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (sshd with its own host key); CI runs it as root"
+    if not Path(SSHD).exists():
+        return "needs /usr/sbin/sshd: apt-get install -y openssh-server"
+    return None
+
+
+MISSING = _missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class Sshd:
+    dir: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def known_hosts(self) -> Path:
+        return self.dir / "known_hosts"
+
+    @property
+    def client_key(self) -> Path:
+        return self.dir / "client_key"
+
+    @property
+    def spec(self) -> str:
+        return f"root@127.0.0.1:{self.port}"
+
+
+@pytest.fixture(scope="module")
+def sshd() -> Iterator[Sshd]:
+    d = Path(tempfile.mkdtemp(prefix="afprobe-sshd-"))
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        port = _free_port()
+        hk = asyncssh.generate_private_key("ssh-ed25519")
+        hk.write_private_key(str(d / "host_key"))
+        os.chmod(d / "host_key", 0o600)
+        ck = asyncssh.generate_private_key("ssh-ed25519")
+        ck.write_private_key(str(d / "client_key"))
+        ck.write_public_key(str(d / "authorized_keys"))
+        (d / "known_hosts").write_text(
+            f"[127.0.0.1]:{port} {hk.export_public_key().decode()}")
+        (d / "sshd_config").write_text(
+            f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n"
+            f"PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+            "StrictModes no\nPermitRootLogin prohibit-password\nMaxStartups 200\n"
+            "MaxSessions 50\n")
+        with open(d / "log", "wb") as log:
+            proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")],
+                                    stdout=log, stderr=subprocess.STDOUT)
+        for _ in range(250):
+            if "Server listening" in (d / "log").read_text():
+                break
+            if proc.poll() is not None:
+                raise RuntimeError((d / "log").read_text())
+            time.sleep(0.02)
+        else:
+            raise TimeoutError("sshd did not start")
+        yield Sshd(d, port, proc)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+async def _uname(runner: Runner) -> CmdResult:
+    return await runner.run(["uname", "-r"], timeout=10)
+
+
+def test_fan_out_live_and_refused(sshd: Sshd) -> None:
+    closed = _free_port()  # bound then released: nothing listens there
+    targets = [sshd.spec, f"root@127.0.0.1:{closed}", sshd.spec]
+    connect = ssh_connector(known_hosts=sshd.known_hosts, client_keys=[sshd.client_key],
+                            connect_timeout=5)
+    seen: list[tuple[int, int, str, bool]] = []
+    rows = asyncio.run(fan_out(targets, _uname, connect=connect, concurrency=2, timeout_s=20,
+                               retries=1, retry_delay_s=0.05,
+                               progress=lambda *a: seen.append(a)))
+    assert [r.host for r in rows] == targets
+    kernel = os.uname().release
+    for r in (rows[0], rows[2]):
+        assert r.ok and r.error is None and r.attempts == 1
+        assert r.value is not None and r.value.ok
+        assert r.value.stdout.strip() == kernel
+    dead = rows[1]
+    assert not dead.ok and dead.value is None
+    assert dead.error == "connection refused"
+    assert dead.attempts == 2  # refused is retried once
+    assert sorted(s[0] for s in seen) == [1, 2, 3] and all(s[1] == 3 for s in seen)
+
+
+def test_wrong_host_key_not_trusted(sshd: Sshd) -> None:
+    other = asyncssh.generate_private_key("ssh-ed25519")
+    wrong = sshd.dir / "known_hosts_wrong"
+    wrong.write_text(f"[127.0.0.1]:{sshd.port} {other.export_public_key().decode()}")
+    connect = ssh_connector(known_hosts=wrong, client_keys=[sshd.client_key], connect_timeout=5)
+    rows = asyncio.run(fan_out([sshd.spec], _uname, connect=connect, timeout_s=20,
+                               retry_delay_s=0.05))
+    assert not rows[0].ok
+    assert rows[0].error == "host key not trusted"
+    assert rows[0].attempts == 1  # not retried: it will not change
+
+
+def test_exit_code_and_timeout(sshd: Sshd) -> None:
+    async def go() -> tuple[CmdResult, CmdResult, CmdResult]:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            fail = await r.run(["sh", "-c", "echo oops >&2; exit 3"], timeout=10)
+            slow = await r.run(["sleep", "5"], timeout=0.5)
+            missing = await r.run(["no-such-tool-afprobe"], timeout=10)
+            return fail, slow, missing
+
+    fail, slow, missing = asyncio.run(go())
+    assert fail.rc == 3 and fail.stderr == "oops\n" and fail.error is None
+    assert slow.rc is None and slow.error == "timed out after 0.5 s" and slow.seconds < 3
+    assert missing.rc == 127 and missing.error == "no-such-tool-afprobe: not installed here"
+
+
+HOSTILE = ["a b", ";", "$(id)", "`id`", "'", '"', "x\ny", "$HOME", "*", "\\", "-n", "", "~",
+           "a'b\"c", "!$", "&& echo pwned", "|", ">/tmp/x", "\t", "é ünï"]
+
+
+def test_hostile_argv_verbatim_printf(sshd: Sshd) -> None:
+    async def go() -> CmdResult:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            return await r.run(["printf", "%s\\0", *HOSTILE], timeout=10)
+
+    res = asyncio.run(go())
+    assert res.ok, res
+    assert res.stdout.split("\0")[:-1] == HOSTILE
+
+
+def test_nul_refused(sshd: Sshd) -> None:
+    async def go() -> CmdResult:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            return await r.run(["echo", "a\x00b"], timeout=10)
+
+    res = asyncio.run(go())
+    assert res.rc is None and res.error is not None and "NUL" in res.error
+
+
+_arg = st.text(st.characters(codec="utf-8", exclude_characters="\x00"),
+               max_size=12)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(args=st.lists(st.one_of(_arg, st.sampled_from(HOSTILE)), min_size=1, max_size=6))
+def test_property_argv_round_trip(sshd: Sshd, args: list[str]) -> None:
+    """Any argv without NUL reaches the remote program unchanged (python3 prints sys.argv)."""
+    prog = "import sys, json; sys.stdout.write(json.dumps(sys.argv[1:]))"
+
+    async def go() -> CmdResult:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            return await r.run(["python3", "-c", prog, *args], timeout=10)
+
+    res = asyncio.run(go())
+    assert res.ok, res
+    assert json.loads(res.stdout) == args
+
+
+def test_insecure_opt_out_skips_host_key_check(sshd: Sshd) -> None:
+    """Only the explicit opt-out connects despite a wrong known_hosts entry."""
+    connect = ssh_connector(client_keys=[sshd.client_key], connect_timeout=5,
+                            insecure_no_host_key_check=True)
+    rows = asyncio.run(fan_out([sshd.spec], _uname, connect=connect, timeout_s=20))
+    assert rows[0].ok and rows[0].value is not None
+    assert rows[0].value.stdout.strip() == os.uname().release
+
+
+def test_probe_command_over_ssh_with_a_dead_host(sshd: Sshd, tmp_path: Path) -> None:
+    """`aifabric probe` end to end: the live sshd is probed into the bundle (its ip-link
+    capture parses), the closed port is a failed row, the sweep finishes, exit 1."""
+    closed = _free_port()
+    out = tmp_path / "bundle"
+    res = subprocess.run(
+        [sys.executable, "-m", "aifabric", "probe", sshd.spec, f"root@127.0.0.1:{closed}",
+         "-o", str(out), "--known-hosts", str(sshd.known_hosts), "-i", str(sshd.client_key),
+         "--timeout", "60", "-F", "json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert res.returncode == 1, res.stderr
+    doc = json.loads(res.stdout)
+    rows = {h["host"]: h for h in doc["hosts"]}
+    assert rows[sshd.spec]["ok"] and rows[sshd.spec]["error"] is None
+    dead = rows[f"root@127.0.0.1:{closed}"]
+    assert not dead["ok"] and dead["error"] == "connection refused"
+    host_dirs = [p for p in out.iterdir() if p.is_dir()]
+    assert len(host_dirs) == 1
+    parsed = json.loads((host_dirs[0] / "ip-link.txt.json").read_text())
+    assert parsed["kind"] == "ip-link"
