@@ -29,12 +29,8 @@ import math
 import os
 import platform
 import resource
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -43,14 +39,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT))
 
-import asyncssh  # noqa: E402
+
+from tests.integration.probe.sshd_harness import SSHD, LocalSshd  # noqa: E402
 
 from aifabric.probe.fanout import fan_out  # noqa: E402
 from aifabric.probe.runner import CmdResult, Runner  # noqa: E402
-from aifabric.probe.ssh import ssh_connector  # noqa: E402
 
-SSHD = "/usr/sbin/sshd"
 CONCURRENCY = (8, 32, 64)
 
 
@@ -70,57 +66,6 @@ def fake_connect(delay: float) -> Callable[[str], AbstractAsyncContextManager[Ru
         yield FakeRunner(host, delay)
 
     return connect
-
-
-class LocalSshd:
-    """sshd on 127.0.0.1 with keys made here (host-key checking stays on); stopped by PID."""
-
-    def __init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="afprobe-bench-"))
-        self.proc: subprocess.Popen[bytes] | None = None
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port: int = s.getsockname()[1]
-
-    def start(self) -> LocalSshd:
-        d = self.dir
-        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        hk = asyncssh.generate_private_key("ssh-ed25519")
-        hk.write_private_key(str(d / "host_key"))
-        os.chmod(d / "host_key", 0o600)
-        ck = asyncssh.generate_private_key("ssh-ed25519")
-        ck.write_private_key(str(d / "client_key"))
-        ck.write_public_key(str(d / "authorized_keys"))
-        (d / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {hk.export_public_key().decode()}")
-        (d / "sshd_config").write_text(
-            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n"
-            f"PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n"
-            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-            "StrictModes no\nMaxStartups 256\nUseDNS no\n")
-        with open(d / "log", "wb") as log:
-            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")],
-                                         stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(250):
-            if "Server listening" in (d / "log").read_text():
-                return self
-            if self.proc.poll() is not None:
-                raise RuntimeError((d / "log").read_text())
-            time.sleep(0.02)
-        raise TimeoutError("sshd did not start")
-
-    def connect(self) -> Callable[[str], AbstractAsyncContextManager[Runner]]:
-        return ssh_connector(known_hosts=self.dir / "known_hosts",
-                             client_keys=[self.dir / "client_key"], connect_timeout=30)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 async def _probe(r: Runner) -> CmdResult:

@@ -9,14 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import asyncssh
@@ -27,8 +22,7 @@ from hypothesis import strategies as st
 from aifabric.probe.fanout import fan_out
 from aifabric.probe.runner import CmdResult, Runner
 from aifabric.probe.ssh import ssh_connect, ssh_connector
-
-SSHD = "/usr/sbin/sshd"
+from tests.integration.probe.sshd_harness import SSHD, LocalSshd, free_port
 
 
 def _missing() -> str | None:
@@ -43,74 +37,17 @@ MISSING = _missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@dataclass
-class Sshd:
-    dir: Path
-    port: int
-    proc: subprocess.Popen[bytes]
-
-    @property
-    def known_hosts(self) -> Path:
-        return self.dir / "known_hosts"
-
-    @property
-    def client_key(self) -> Path:
-        return self.dir / "client_key"
-
-    @property
-    def spec(self) -> str:
-        return f"root@127.0.0.1:{self.port}"
+_free_port = free_port
+Sshd = LocalSshd
 
 
 @pytest.fixture(scope="module")
-def sshd() -> Iterator[Sshd]:
-    d = Path(tempfile.mkdtemp(prefix="afprobe-sshd-"))
-    proc: subprocess.Popen[bytes] | None = None
+def sshd() -> Iterator[LocalSshd]:
+    server = LocalSshd(max_startups=200)
     try:
-        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        port = _free_port()
-        hk = asyncssh.generate_private_key("ssh-ed25519")
-        hk.write_private_key(str(d / "host_key"))
-        os.chmod(d / "host_key", 0o600)
-        ck = asyncssh.generate_private_key("ssh-ed25519")
-        ck.write_private_key(str(d / "client_key"))
-        ck.write_public_key(str(d / "authorized_keys"))
-        (d / "known_hosts").write_text(
-            f"[127.0.0.1]:{port} {hk.export_public_key().decode()}")
-        (d / "sshd_config").write_text(
-            f"Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n"
-            f"PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\n"
-            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-            "StrictModes no\nPermitRootLogin prohibit-password\nMaxStartups 200\n"
-            "MaxSessions 50\n")
-        with open(d / "log", "wb") as log:
-            proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(d / "sshd_config")],
-                                    stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(250):
-            if "Server listening" in (d / "log").read_text():
-                break
-            if proc.poll() is not None:
-                raise RuntimeError((d / "log").read_text())
-            time.sleep(0.02)
-        else:
-            raise TimeoutError("sshd did not start")
-        yield Sshd(d, port, proc)
+        yield server.start()
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-        shutil.rmtree(d, ignore_errors=True)
+        server.stop()
 
 
 async def _uname(runner: Runner) -> CmdResult:
