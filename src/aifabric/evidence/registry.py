@@ -57,6 +57,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "infiniband",
     "mlnx_qos",
     "ethtool_module",
+    "ethtool_info",
     "rdma_counters",
     "pcie",
     "ping",

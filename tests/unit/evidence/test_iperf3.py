@@ -208,7 +208,8 @@ def test_any_json_shape_is_read_without_raising(doc: dict[str, object]) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**64), st.integers(1, 64), st.integers(0, 255))
+# byte counts past 2**62: the registry's range guard drops such a record (tested apart)
+@given(st.integers(0, 2**62), st.integers(1, 64), st.integers(0, 255))
 def test_run_numbers_round_trip(nbytes: int, streams: int, tos: int) -> None:
     doc = {
         "start": {"connecting_to": {"host": "h", "port": 5201}, "tcp_mss_default": 1448,

@@ -26,11 +26,13 @@ def test_one_tool_with_commands_around_it_is_read_whole() -> None:
 
 
 def test_two_tools_in_one_paste_are_two_parts_with_file_lines() -> None:
-    # a real terminal session: `ethtool -i eth0` (no parser) then `ethtool -S eth0`
+    # a real terminal session: `ethtool -i eth0` (ethtool-info) then `ethtool -S eth0`
     rel = "evidence/ethtool-stats/be2net-with-ethtool-i-ethq-7/input.txt"
     text = decode_capture((FIX / rel).read_bytes())
     parts = parse_paste(text)
-    assert [p.kind for p in parts] == ["ethtool-stats"]  # driver info is prose to the parser
+    assert [p.kind for p in parts] == ["ethtool-info", "ethtool-stats"]
+    [drv] = parts[0].result.records
+    assert (drv.line, drv.to_json()["firmware"]) == (2, "4.9.311.20")
 
 
 def test_prompted_paste_of_three_tools() -> None:
