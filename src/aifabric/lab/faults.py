@@ -38,7 +38,7 @@ from typing import Any
 from aifabric.errors import InputError
 from aifabric.lab.netns import L4_POLICY, ns_exec, shaped_mbit
 from aifabric.lab.plan import LabIface, LabNode, LabPlan
-from aifabric.lab.state import LabState, load_state, save_state
+from aifabric.lab.state import load_state, save_state
 from aifabric.units import parse_speed_gbps
 
 __all__ = ["FAULT_KINDS", "add_fault", "clear_faults", "list_faults"]
@@ -290,7 +290,3 @@ def clear_faults(name: str, fault_id: str | None = None) -> list[dict[str, Any]]
 
 def list_faults(name: str) -> list[dict[str, Any]]:
     return load_state(name).faults
-
-
-def _state_for(name: str) -> LabState:
-    return load_state(name)

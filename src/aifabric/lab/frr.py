@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from aifabric.errors import EnvironmentProblem
-from aifabric.lab.netns import Progress, kill_pids
+from aifabric.lab.netns import Progress
 from aifabric.lab.plan import LabNode, LabPlan
 from aifabric.lab.state import FRR_BIN, run
 
@@ -40,7 +40,6 @@ __all__ = [
     "render_zebra",
     "route_widths",
     "start_frr",
-    "stop_frr",
     "wait_converged",
 ]
 
@@ -144,10 +143,6 @@ def _wait_files(paths: list[Path], timeout_s: float) -> None:
         time.sleep(0.05)
     missing = [str(p) for p in paths if not p.exists()]
     raise EnvironmentProblem(f"FRR did not create {missing[0]} (and {len(missing) - 1} more)")
-
-
-def stop_frr(pids: dict[str, dict[str, int]]) -> int:
-    return kill_pids([p for d in pids.values() for p in d.values()])
 
 
 def route_widths(ns: str) -> dict[str, int]:

@@ -26,7 +26,7 @@ from aifabric.lab.netns import (
     restore_neighbour_limits,
     teardown,
 )
-from aifabric.lab.plan import NS_PREFIX, Bgp, Hash, LabPlan, Routing, plan_lab, validate_lab_name
+from aifabric.lab.plan import NS_PREFIX, Bgp, Hash, Routing, plan_lab, validate_lab_name
 from aifabric.lab.state import (
     LabState,
     lab_dir,
@@ -228,11 +228,3 @@ def lab_exec(name: str, node: str, argv: Sequence[str]) -> int:
     if not argv:
         raise InputError("lab exec: give a command after --, e.g. -- ip -br addr")
     return subprocess.call(["ip", "netns", "exec", target.ns, *argv])
-
-
-def known_plan(name: str) -> LabPlan:
-    return load_state(name).plan
-
-
-def root_dir() -> str:
-    return str(lab_root())

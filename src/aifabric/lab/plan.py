@@ -174,9 +174,6 @@ class LabPlan:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def node_of_ns(self, ns: str) -> LabNode | None:
-        return next((n for n in self.nodes.values() if n.ns == ns), None)
-
 
 def plan_from_dict(data: dict[str, Any]) -> LabPlan:
     """Inverse of :meth:`LabPlan.to_dict` (the state file)."""
