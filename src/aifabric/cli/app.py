@@ -12,6 +12,8 @@ from typing import TextIO
 import typer
 
 from aifabric import __version__
+from aifabric.cli.bench_cmd import bench_app
+from aifabric.cli.bench_run_cmd import bench_run
 from aifabric.cli.check_cmd import check
 from aifabric.cli.design_cmd import design
 from aifabric.cli.diagnose_cmd import diagnose_cmd
@@ -20,6 +22,7 @@ from aifabric.cli.lab_cmd import lab_app
 from aifabric.cli.misc_cmd import catalog, schema
 from aifabric.cli.parse_cmd import parse
 from aifabric.cli.probe_cmd import probe
+from aifabric.cli.render_cmd import render
 from aifabric.cli.show_cmd import show
 from aifabric.cli.verify_cmd import verify
 from aifabric.errors import AifabricError, EnvironmentProblem
@@ -44,7 +47,10 @@ app.command("estimate")(estimate_cmd)
 app.command("schema")(schema)
 app.command("catalog")(catalog)
 app.add_typer(lab_app)
+bench_app.command("run")(bench_run)
+app.add_typer(bench_app)
 app.command("probe")(probe)
+app.command("render")(render)
 
 
 def _version(value: bool) -> None:

@@ -57,7 +57,10 @@ _HOSTNAME = (
     re.compile(r"^hostname\s+(\S+)", re.MULTILINE),
     re.compile(r'"hostname"\s*:\s*"([^"]+)"'),
 )
-_SKIP_NAMES = {"meta.yaml", "README", "README.md", ".gitkeep", "manifest.json"}
+_SKIP_NAMES = {
+    "meta.yaml", "README", "README.md", ".gitkeep", "manifest.json", "_changes", "EXPLAIN.md"
+}
+"""Names the readers pass over: fixture metadata, probe manifests, render's change plans."""
 
 
 def _interpreter(kind: str) -> _Interpret:

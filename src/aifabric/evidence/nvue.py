@@ -2,18 +2,22 @@
 
 Handled: ``nv show qos roce`` and ``nv show interface <if> qos roce status`` (a key/value table
 with ``operational`` / ``applied`` [/ ``description``] columns, keys nested by two-space
-indentation, then titled ``====`` sections: ``RoCE PCP/DSCP->SP mapping configurations``,
-``RoCE SP->TC mapping and ETS configurations``, pool tables); ``nv show interface <if> qos roce
+indentation, then titled ``====`` sections: ``RoCE PCP/DSCP->SP mapping configurations``, ``RoCE
+SP->TC mapping and ETS configurations``, pool tables); ``nv show interface <if> qos roce
 counters`` and other ``... counters`` views (nested counters, ``144 Bytes`` / ``56.52 MB`` /
-``92824.38 GB`` → bytes); the ``-o json`` form of any of these and ``nv config show`` YAML
-(``- set: qos: roce: ...``, ``interface: swp1: link: mtu: 9216``), both flattened to dotted
-paths. Columns are sliced at the positions of the header/dash line, so empty cells and values
-with single spaces (``strict priority``, ``15.16 MB``) survive; ``-`` cells mean "none"
+``92824.38 GB`` → bytes); the ``-o json`` form of any of these, flattened to dotted paths; ``nv
+config show -o yaml`` / ``/etc/nvue.d/startup.yaml`` (``- set: qos: roce: ...``, ``interface:
+swp1: link: mtu: 9216``, leading ``#`` comments allowed): each leaf of a ``- set:`` / ``-
+unset:`` tree is the ``nv set`` command it stands for (the keys from the root, then the value;
+an empty mapping ``'3': {}`` ends at its key), so both forms read alike; its flattened leaves
+are also kept as ``qos-setting`` records (a key/value view the dialect does not read twice).
+Columns are sliced at the positions of the header/dash line, so empty cells and values with
+single spaces (``strict priority``, ``15.16 MB``) survive; ``-`` cells mean "none"
 (``pfc-priority  -`` in the lossy modes → PFC disabled). Tables end at a blank (or one-space)
 line or where the next ``====`` title starts (5.14 prints them with no blank line between);
 5.0's ``description`` column and top-level ``cable-length`` are handled. ``nv set`` / ``nv
-unset`` command lines become :class:`NvueSet` (their words; ``aifabric.dialects.nvue`` gives them
-meaning) plus ``mtu`` for ``nv set interface <ports> link mtu N``; ``nv config apply`` is
+unset`` command lines become :class:`NvueSet` (their words; ``aifabric.dialects.nvue`` gives
+them meaning) plus ``mtu`` for ``nv set interface <ports> link mtu N``; ``nv config apply`` is
 skipped; ``nv show int X link`` (abbreviated ``int``) scopes its ``mtu`` row to port ``X``.
 
 Normalised view: ``congestion-control`` min/max-threshold/probability/congestion-mode → ``ecn``
@@ -92,6 +96,9 @@ _SET_RE = re.compile(r"(?:^|\$\s*)nv (?P<verb>set|unset) (?P<args>.*\S|\s)\s*$")
 _APPLY_RE = re.compile(r"(?:^|\$\s*)nv config (?:apply|save|diff)\b")
 _IFACE_RE = re.compile(r"\bint(?:erface)? (\S+)")
 _VALUE_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(Bytes|B|KB|MB|GB|TB)?$")
+_CONFIG_DOC_RE = re.compile(r"^- (?:set|unset):[ \t]*$", re.MULTILINE)
+_MAX_CONFIG_NODES = 200_000
+"""Nodes walked in one ``- set:`` document at most (YAML aliases could repeat a subtree)."""
 
 
 def _detect(text: str) -> float:
@@ -104,7 +111,19 @@ def _detect(text: str) -> float:
         return 0.9
     if "qos:" in head and "roce:" in head:
         return 0.9
+    if "qos:" in head and _CONFIG_DOC_RE.search(head):
+        return 0.9  # 'nv config show -o yaml' / startup.yaml with explicit QoS settings
     return 0.0
+
+
+def _first_content(text: str) -> str:
+    """The first line that is neither blank nor a ``#`` comment, stripped (YAML files such as
+    ``/etc/nvue.d/startup.yaml`` may start with comments)."""
+    for line in text[:200_000].split("\n", 2000):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped
+    return ""
 
 
 def _bytes_of(raw: str) -> tuple[float | None, int | None]:
@@ -128,8 +147,8 @@ def _bytes_of(raw: str) -> tuple[float | None, int | None]:
 def parse_nvue(text: str) -> ParseResult:
     """Parse NVUE show output (table, JSON or YAML) into QoS records."""
     result = ParseResult(kind="nvue")
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")) or stripped.startswith(("- set:", "- header:")):
+    first = _first_content(text)
+    if first.startswith(("{", "[")) or first.startswith(("- set:", "- unset:", "- header:")):
         _structured(text, result)
         return result
     _tables(text, result)
@@ -470,6 +489,9 @@ def _structured(text: str, result: ParseResult) -> None:
         line = getattr(exc, "lineno", None) or (mark.line + 1 if mark is not None else None)
         result.warn(line, f"malformed NVUE JSON/YAML: {exc}".split("\n")[0])
         return
+    config = _is_config_doc(data)
+    if config:
+        _config_doc(text, result)
     flat: dict[str, str] = {}
     _flatten(data, "", flat)
     lines = text.split("\n")
@@ -480,7 +502,14 @@ def _structured(text: str, result: ParseResult) -> None:
             if path.startswith(prefix):
                 path = path[len(prefix) :]
         values[path] = (value, "", _line_of(lines, path.rsplit(".", 1)[-1]))
-    _derive(values, "qos", result)
+    if not config:
+        _derive(values, "qos", result)
+        return
+    # a configuration: the commands above carry it; the flattened leaves are kept as a
+    # key/value view (what 'aifabric parse' lists), without a second MTU/ECN/PFC reading
+    view = ParseResult(kind="nvue")
+    _derive(values, "qos", view)
+    result.records.extend(r for r in view.records if isinstance(r, QosSetting))
 
 
 def _line_of(lines: list[str], key: str) -> int:
@@ -489,3 +518,64 @@ def _line_of(lines: list[str], key: str) -> int:
         if needle.match(text):
             return i
     return 0
+
+
+# --------------------------------------------------------------------------------------------
+# nv config show -o yaml / startup.yaml: '- set:' trees as nv set commands
+
+
+def _is_config_doc(data: Any) -> bool:
+    """A list of ``{set: tree}`` / ``{unset: tree}`` (and ``{header: ...}``) entries: the form
+    ``nv config show -o yaml`` prints and ``/etc/nvue.d/startup.yaml`` holds."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(d, dict) and set(d) <= {"set", "unset", "header"} for d in data)
+        and any("set" in d or "unset" in d for d in data)
+    )
+
+
+def _config_doc(text: str, result: ParseResult) -> None:
+    """Each leaf of a ``- set:`` tree becomes the :class:`NvueSet` of the ``nv set`` command it
+    is equivalent to: the keys from the root down, then the value (``interface: swp1: link:
+    mtu: 9216`` → ``interface swp1 link mtu 9216``); an empty mapping (``switch-priority:
+    {'3': {}}``) ends the command at its key (``... switch-priority 3``). Scalars are taken as
+    written (``enable: on`` stays ``on``, not YAML 1.1's true), with the line they are on."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:  # pragma: no cover - safe_load accepted the same text
+        result.warn(None, f"malformed NVUE YAML: {exc}".split("\n")[0])
+        return
+    if not isinstance(root, yaml.SequenceNode):
+        return
+    budget = _MAX_CONFIG_NODES
+    for item in root.value:
+        if not isinstance(item, yaml.MappingNode):
+            continue
+        for key, tree in item.value:
+            verb = key.value if isinstance(key, yaml.ScalarNode) else ""
+            if verb not in ("set", "unset"):
+                continue
+            stack: list[tuple[yaml.Node, tuple[str, ...], int]] = [
+                (tree, (), key.start_mark.line + 1)
+            ]
+            out: list[tuple[int, tuple[str, ...]]] = []
+            while stack:
+                budget -= 1
+                if budget < 0:
+                    result.warn(None, "NVUE YAML: too many nodes (aliases?); the rest is skipped")
+                    return
+                node, path, line = stack.pop()
+                if isinstance(node, yaml.MappingNode):
+                    if not node.value and path:
+                        out.append((line, path))
+                    for k, v in reversed(node.value):
+                        if isinstance(k, yaml.ScalarNode):
+                            stack.append((v, (*path, str(k.value)), k.start_mark.line + 1))
+                elif isinstance(node, yaml.SequenceNode):
+                    stack.extend((v, path, v.start_mark.line + 1) for v in reversed(node.value))
+                elif isinstance(node, yaml.ScalarNode) and path:
+                    value = str(node.value).strip()
+                    out.append((node.start_mark.line + 1, (*path, value) if value else path))
+            for line, words in sorted(out, key=lambda x: x[0]):
+                _set_command(verb == "unset", " ".join(words), line, result)

@@ -58,6 +58,8 @@ FAMILY_MODULES: tuple[str, ...] = (
     "mlnx_qos",
     "ethtool_module",
     "ethtool_info",
+    # before rdma_counters: a grep -r of ports/ holds counter paths too (0.95 over its 0.9)
+    "sysfs_rdma",
     "rdma_counters",
     "pcie",
     "ping",
@@ -75,6 +77,9 @@ FAMILY_MODULES: tuple[str, ...] = (
     "gpu_topo",
     "host_limits",
     "host_roce",
+    "host_script",
+    "kernel_modules",
+    "shared_libs",
     "nccl_env",
     "iperf3",
     "frr",

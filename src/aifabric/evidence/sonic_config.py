@@ -16,12 +16,12 @@ form, the ``global`` entry); ``WRED_PROFILE`` (``ecn: ecn_all``, green/yellow/re
 bytes); ``QUEUE`` (``Ethernet0|3``, ``Ethernet0,Ethernet4|3-4`` and the VOQ
 ``host|asic|Ethernet0|3`` keys); ``SCHEDULER``; ``BUFFER_POOL``, ``BUFFER_PROFILE``,
 ``BUFFER_PG``, ``BUFFER_QUEUE``; ``PFC_WD`` (per port, and ``GLOBAL`` ``POLL_INTERVAL``);
-``PORT`` (``mtu``, ``speed`` in Mb/s, ``lanes``, ``alias``); ``CABLE_LENGTH``. Multi-ASIC dumps
-(``{"localhost": {...}, "asic0": {...}}``) are read namespace by namespace. The flat redis form
-of CONFIG_DB (``"PORT_QOS_MAP|Ethernet0": {...}``, as in redis dumps, ``sonic-db-dump`` with its
-``{"type": "hash", "value": {...}}`` wrapper, and sonic-utilities ``mock_tables``) is regrouped
-into tables. A shell prompt or ``cat`` line before the JSON, and a prompt after it, are skipped;
-several documents in one terminal paste are read in turn.
+``PORT`` (``mtu``, ``speed`` in Mb/s, ``lanes``, ``alias``, ``index``); ``CABLE_LENGTH``.
+Multi-ASIC dumps (``{"localhost": {...}, "asic0": {...}}``) are read namespace by namespace. The
+flat redis form of CONFIG_DB (``"PORT_QOS_MAP|Ethernet0": {...}``, as in redis dumps,
+``sonic-db-dump`` with its ``{"type": "hash", "value": {...}}`` wrapper, and sonic-utilities
+``mock_tables``) is regrouped into tables. A shell prompt or ``cat`` line before the JSON, and a
+prompt after it, are skipped; several documents in one terminal paste are read in turn.
 
 Excerpts are read as far as they go, with a warning saying so (never refused): tables pasted
 without the outer braces (``"BUFFER_PG": {...}, "PORT_QOS_MAP": {...}``); a paste that starts
@@ -145,6 +145,9 @@ class SonicPort(Record):
     mtu_bytes: int | None = None
     admin_status: str | None = None
     fec: str | None = None
+    index: int | None = None
+    """The front-panel port number (``index`` of ``port_config.ini``); the sub-ports of a
+    breakout share it."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -450,6 +453,7 @@ def _emit(tables: dict[str, Any], index: KeyIndex, result: ParseResult) -> None:
                 mtu_bytes=mtu,
                 admin_status=_opt_str(raw.get("admin_status")),
                 fec=_opt_str(raw.get("fec")),
+                index=_num(raw.get("index"), result, ln, "index"),
             )
         )
         if mtu is not None:

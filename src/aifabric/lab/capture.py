@@ -32,6 +32,8 @@ from aifabric.lab.frr import vtysh
 from aifabric.lab.netns import ns_exec
 from aifabric.lab.plan import LabNode, LabPlan
 from aifabric.lab.state import lab_dir, load_state
+from aifabric.probe.active import PROBE_HEADER_BYTES
+from aifabric.probe.sweep import lab_targets
 
 __all__ = ["capture_lab"]
 
@@ -45,15 +47,6 @@ def _noop(_: str) -> None:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-
-
-def _first_address(plan: LabPlan, server: str) -> tuple[str, int] | None:
-    gws = plan.gateways.get(server) or []
-    if not gws:
-        return None
-    iface, cidr, _ = gws[0]
-    mtu = next((i.mtu for i in plan.nodes[server].ifaces if i.name == iface), 1500)
-    return cidr.split("/")[0], mtu
 
 
 def _oper_up(node: LabNode) -> set[str]:
@@ -73,47 +66,31 @@ _PING_BATCH = 64
 
 
 def _pings(plan: LabPlan, out: Path) -> int:
-    """Start every ping at once (each is mostly waiting); files per source node."""
-    servers = [n for n in plan.nodes.values() if n.role == "server"]
+    """Start every ping at once (each is mostly waiting); files per source node. Who pings
+    whom is :func:`aifabric.probe.sweep.lab_targets` (the sweep's own computation): servers
+    every other server, routers each numbered link to another router, here one direction per
+    link (either end's MTU breaks it) and only from an interface that is up."""
     jobs: list[tuple[Path, list[str]]] = []
-    for src in servers:
-        me = _first_address(plan, src.name)
-        if me is None:
-            continue
-        for dst in servers:
-            target = _first_address(plan, dst.name)
-            if dst is src or target is None:
-                continue
-            addr, _ = target
-            size = me[1] - 28  # IPv4 header 20 + ICMP header 8
+    for name, (ns, peers) in lab_targets(plan).items():
+        node = plan.nodes[name]
+        up = _oper_up(node) if node.router and peers else set()
+        for peer in peers:
+            pin: list[str] = []
+            if peer.iface is not None:
+                if peer.iface not in up:
+                    continue  # a down port has nothing to test; ip-link.txt shows its state
+                if peer.node is not None and peer.node < name:
+                    continue  # one direction per link is enough
+                pin = ["-I", peer.iface]
+            size = peer.local_mtu - PROBE_HEADER_BYTES
             for fname, args in (
-                (f"ping-mtu-{dst.name}.txt",
-                 ["ping", "-M", "do", "-s", str(size), "-c", "5", "-i", "0.2", "-W", "1", addr]),
-                (f"ping-{dst.name}.txt", ["ping", "-c", "100", "-i", "0.01", "-W", "1", addr]),
+                (f"ping-mtu-{peer.tag}.txt",
+                 ["ping", "-M", "do", "-s", str(size), "-c", "5", "-i", "0.2", "-W", "1", *pin,
+                  peer.address]),
+                (f"ping-{peer.tag}.txt",
+                 ["ping", "-c", "100", "-i", "0.01", "-W", "1", *pin, peer.address]),
             ):
-                jobs.append((out / src.name / fname, ["ip", "netns", "exec", src.ns, *args]))
-    for node in plan.nodes.values():
-        if not node.router:
-            continue
-        up = _oper_up(node)
-        for iface in node.ifaces:
-            if iface.name not in up:
-                continue  # a down port has nothing to test; ip-link.txt shows its state
-            peer = plan.nodes.get(iface.peer)
-            if iface.address is None or peer is None or not peer.router or peer.name < node.name:
-                continue  # one direction per link is enough: either end's MTU breaks it
-            peer_if = next((p for p in peer.ifaces if p.name == iface.peer_iface), None)
-            if peer_if is None or peer_if.address is None:
-                continue
-            addr = peer_if.address.split("/")[0]
-            for fname, args in (
-                (f"ping-mtu-{iface.name}.txt",
-                 ["ping", "-M", "do", "-s", str(iface.mtu - 28), "-c", "5", "-i", "0.2", "-W",
-                  "1", "-I", iface.name, addr]),
-                (f"ping-{iface.name}.txt",
-                 ["ping", "-c", "100", "-i", "0.01", "-W", "1", "-I", iface.name, addr]),
-            ):
-                jobs.append((out / node.name / fname, ["ip", "netns", "exec", node.ns, *args]))
+                jobs.append((out / name / fname, ["ip", "netns", "exec", ns, *args]))
     for start in range(0, len(jobs), _PING_BATCH):
         batch = [
             (path, cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -8,6 +8,10 @@ Layout written by :func:`write_host`:
   JSON form of ``aifabric parse``) when an evidence parser recognises the output. The readers
   skip such a companion of a raw file (:func:`aifabric.inputs.is_parsed_companion`) and
   re-parse the raw output, so nothing is read twice;
+* ``DIR/<host>/.<name>``: a capture the probe ran for itself (:data:`PROBE_ONLY`: ``ip -d -j
+  link show``, whose interfaces ``ip-link.txt`` already gives the readers, and the RDMA device
+  listing). Both readers skip dot files, so ``diagnose`` and ``verify --bundle`` see one
+  ``ip_link`` record per interface, not two; the manifest names the file;
 * ``DIR/manifest.json``: per host, every command (argv, rc, seconds, error, started, stderr,
   the file written and its detected kind), tool versions found in the captures (kernel, NIC
   driver and firmware, HCA firmware), the aifabric version and the times. Nothing collected is
@@ -42,8 +46,10 @@ __all__ = [
     "MANIFEST",
     "MAX_TAR_BYTES",
     "MAX_TAR_MEMBERS",
+    "PROBE_ONLY",
     "host_dirname",
     "read_bundle",
+    "stored_name",
     "write_host",
     "write_tar",
 ]
@@ -54,6 +60,11 @@ MAX_TAR_MEMBERS = 100_000
 """Members an archive may hold at most."""
 MAX_TAR_BYTES = 4 << 30
 """Total bytes of regular files an archive may unpack to at most."""
+
+PROBE_ONLY = frozenset({"ip-j-link.json", "rdma-devices.txt"})
+"""Captures the probe runs to decide what else to run; stored as dot files the readers skip
+(``ip-j-link.json`` holds the same interfaces as ``ip-link.txt``: read both and every
+interface would be counted twice)."""
 
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9_.:@-]")
 _NAMED_KINDS = {"nccl.conf": "nccl-env"}
@@ -74,6 +85,13 @@ def host_dirname(host: str) -> str:
 def _safe_file(name: str) -> str:
     # a capture name is one component too; collectors make safe names but callers may not
     return host_dirname(name)
+
+
+def stored_name(capture: str) -> str:
+    """The file name a capture is written under in its host directory: the safe form of its
+    name, with a leading dot for :data:`PROBE_ONLY` captures (kept, but not read)."""
+    safe = _safe_file(capture)
+    return f".{safe}" if capture in PROBE_ONLY else safe
 
 
 def _parse(name: str, text: str) -> dict[str, Any] | None:
@@ -155,9 +173,10 @@ def write_host(bundle_dir: Path, host: str, captures: list[Capture]) -> dict[str
             "warnings": 0,
         }
         if cap.stdout:
-            (hdir / fname).write_text(cap.stdout, encoding="utf-8", newline="")
-            entry["file"] = f"{dirname}/{fname}"
-            parsed = _parse(fname, cap.stdout)
+            stored = stored_name(cap.name)
+            (hdir / stored).write_text(cap.stdout, encoding="utf-8", newline="")
+            entry["file"] = f"{dirname}/{stored}"
+            parsed = None if cap.name in PROBE_ONLY else _parse(fname, cap.stdout)
             if parsed is not None:
                 _write_json(hdir / f"{fname}.json", parsed)
                 entry["kind"] = parsed["kind"]

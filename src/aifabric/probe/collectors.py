@@ -2,10 +2,24 @@
 ``aifabric verify --bundle`` read, run through a :class:`~aifabric.probe.runner.Runner`.
 
 Every collector is an argument vector (never a shell string, never ``sh -c``). Interface names
-come from the target's own ``ip -d -j link show`` output; each is checked against
-:data:`IFACE_RE` (the kernel's 15-character limit, no ``/`` or whitespace, and no leading ``-``
-so a name can never read as an option) before it becomes one element of an argv; other names
-are skipped and the reason recorded as a capture named ``interfaces-skipped.txt``.
+come from the target's own ``ip -d -j link show`` output (``ip-j-link.json``, kept by the
+bundle as a probe-only dot file: ``ip-link.txt`` gives the readers the same interfaces);
+each is checked against :data:`IFACE_RE` (the kernel's 15-character limit, no ``/`` or
+whitespace, and no leading ``-`` so a name can never read as an option) before it becomes one
+element of an argv; other names are skipped and the reason recorded as a capture named
+``interfaces-skipped.txt``.
+
+RDMA devices are listed with ``ls -1 /sys/class/infiniband`` (``rdma-devices.txt``, a capture
+the probe uses for itself: the bundle keeps it out of the readers' way); each name is checked
+against :data:`RDMA_DEV_RE` the same way (refused names join ``interfaces-skipped.txt``). Per
+device: ``grep -r -H . /sys/class/infiniband/DEV/ports`` (``sysfs-infiniband-DEV.txt``, kind
+``sysfs-infiniband``: port state, rate, GIDs with their type and net device, counters) and,
+per port it lists, ``cat /sys/class/infiniband/DEV/tc/PORT/traffic_class``
+(``traffic_class-DEV-PORT.txt``, kind ``rdma-traffic-class``; only MLNX_OFED's mlx5 has the
+file, elsewhere it is a recorded "not available here"). ``grep`` exits 2 when some entries
+cannot be read (a GID type of an empty GID slot gives EINVAL) while printing the rest: that is
+a ``partial:`` capture, not a failure. A host with no RDMA device gets a ``rdma-devices.txt``
+capture whose error says so.
 
 Per physical or veth Ethernet interface: ``ethtool IFACE``, ``ethtool -i IFACE``,
 ``ethtool -m IFACE`` and ``ethtool -S IFACE`` twice, :func:`collect_host`'s ``interval_s``
@@ -15,6 +29,9 @@ File names are chosen for the readers: ``ip-link.txt`` (kind ``ip-link``, a host
 folds into the server's observed model), ``tc-qdisc.txt`` (``tc``), ``sysctl.txt``
 (``sysctl``), ``lspci.txt`` (``lspci``), ``ibv_devinfo.txt`` (``ibv-devinfo``),
 ``rdma-link.txt`` (``rdma-link``), ``ibdev2netdev.txt``, ``nvidia-smi-topo.txt``,
+``proc-modules.txt`` (``proc-modules``: loaded kernel modules), ``ldconfig-p.txt``
+(``ldconfig``: the shared libraries the loader finds, NCCL net plugins among them; run as
+``/sbin/ldconfig -p`` when ``ldconfig`` is not on the PATH, :data:`FALLBACKS`),
 ``iptables-save.txt`` (``iptables``), ``ethtool-m-IFACE.txt`` (``ethtool-module``) and
 ``nccl.conf`` (kind ``nccl-env`` by its name). The kinds are detected, not assumed, when the
 bundle is written (:mod:`aifabric.probe.bundle`).
@@ -37,18 +54,40 @@ from typing import Any
 from aifabric.probe.runner import CmdResult, Runner
 
 __all__ = [
+    "FALLBACKS",
     "IFACE_RE",
     "MAX_IFACES",
     "NOT_AVAILABLE",
+    "RDMA_DEV_RE",
+    "RDMA_LIST",
     "Capture",
     "collect_host",
     "host_commands",
     "interface_commands",
+    "rdma_device_commands",
     "select_interfaces",
+    "select_rdma_devices",
+    "sysfs_ports",
+    "traffic_class_command",
 ]
 
 IFACE_RE = re.compile(r"^[A-Za-z0-9_.:@][A-Za-z0-9_.:@-]{0,14}$")
 """A usable interface name: 1-15 of ``[A-Za-z0-9_.:@-]``, not starting with ``-``."""
+
+RDMA_DEV_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$")
+"""A usable RDMA device name (``mlx5_0``, ``mlx5_bond_0``, ``rxe0``, ``rocep1s0f0``): 1-64
+of ``[A-Za-z0-9_.:-]``, not starting with ``-`` or ``.`` (the kernel's limit is 64)."""
+
+RDMA_LIST = ("rdma-devices.txt", ("ls", "-1", "/sys/class/infiniband"))
+"""The capture that lists RDMA devices (file name, argv)."""
+
+MAX_RDMA_DEVICES = 64
+"""RDMA devices probed per host at most."""
+
+MAX_RDMA_PORTS = 8
+"""Ports per RDMA device whose ``traffic_class`` is read at most."""
+
+_SYSFS_PORT_RE = re.compile(r"^/sys/class/infiniband/[^/\s]+/ports/(\d{1,3})/")
 
 MAX_IFACES = 64
 """Interfaces probed per host at most (more are listed as skipped)."""
@@ -103,6 +142,7 @@ def host_commands() -> list[tuple[str, tuple[str, ...]]]:
         ),
         ("proc-limits.txt", ("cat", "/proc/self/limits")),
         ("proc-modules.txt", ("cat", "/proc/modules")),
+        ("ldconfig-p.txt", ("ldconfig", "-p")),
         ("lspci.txt", ("lspci", "-vvv")),
         ("ibv_devinfo.txt", ("ibv_devinfo", "-v")),
         ("rdma-link.txt", ("rdma", "link")),
@@ -121,6 +161,63 @@ def interface_commands(iface: str) -> list[tuple[str, tuple[str, ...]]]:
         (f"ethtool-i-{iface}.txt", ("ethtool", "-i", iface)),
         (f"ethtool-m-{iface}.txt", ("ethtool", "-m", iface)),
     ]
+
+
+FALLBACKS: dict[str, tuple[str, ...]] = {"ldconfig-p.txt": ("/sbin/ldconfig", "-p")}
+"""A second argv for a host collector whose tool is often off a non-root user's PATH
+(Debian puts ldconfig in /usr/sbin, outside a user's default PATH; /sbin is it or a link to it
+on merged-/usr systems); tried only when the first is not installed."""
+
+
+def rdma_device_commands(dev: str) -> list[tuple[str, tuple[str, ...]]]:
+    """(file name, argv) of the per-RDMA-device collector; ``dev`` must already match
+    :data:`RDMA_DEV_RE` (it becomes part of one argv element, a path under
+    ``/sys/class/infiniband``, never part of a shell string)."""
+    return [
+        (
+            f"sysfs-infiniband-{dev}.txt",
+            ("grep", "-r", "-H", ".", f"/sys/class/infiniband/{dev}/ports"),
+        ),
+    ]
+
+
+def traffic_class_command(dev: str, port: int) -> tuple[str, tuple[str, ...]]:
+    """(file name, argv) reading MLNX_OFED mlx5's ``tc/PORT/traffic_class`` of ``dev``."""
+    return (
+        f"traffic_class-{dev}-{port}.txt",
+        ("cat", f"/sys/class/infiniband/{dev}/tc/{port}/traffic_class"),
+    )
+
+
+def select_rdma_devices(listing: str) -> tuple[list[str], list[str]]:
+    """(usable names, reasons for skipped names) from ``ls -1 /sys/class/infiniband``: a name
+    failing :data:`RDMA_DEV_RE`, a duplicate or past :data:`MAX_RDMA_DEVICES` is skipped."""
+    names: list[str] = []
+    skipped: list[str] = []
+    for line in listing.splitlines():
+        name = line.strip()
+        if not name:
+            continue
+        if RDMA_DEV_RE.match(name) is None:
+            skipped.append(f"RDMA device {name[:40]!r}: not a usable device name")
+        elif name in names:
+            skipped.append(f"RDMA device {name!r}: listed twice")
+        elif len(names) >= MAX_RDMA_DEVICES:
+            skipped.append(f"RDMA device {name!r}: more than {MAX_RDMA_DEVICES} devices")
+        else:
+            names.append(name)
+    return names, skipped
+
+
+def sysfs_ports(grep_output: str) -> list[int]:
+    """Port numbers a ``grep -r -H . /sys/class/infiniband/DEV/ports`` output lists, sorted,
+    at most :data:`MAX_RDMA_PORTS`."""
+    ports: set[int] = set()
+    for line in grep_output.splitlines():
+        m = _SYSFS_PORT_RE.match(line)
+        if m is not None:
+            ports.add(int(m.group(1)))
+    return sorted(ports)[:MAX_RDMA_PORTS]
 
 
 def _classify(res: CmdResult) -> str | None:
@@ -142,6 +239,15 @@ def _classify(res: CmdResult) -> str | None:
     return f"exit {res.rc}: {what}"
 
 
+def _classify_grep(res: CmdResult) -> str | None:
+    """:func:`_classify` for ``grep -r``: exit 2 with output is partial (some entries could not
+    be read), exit 1 is nothing matched (nothing there)."""
+    if res.error is None and res.rc == 2 and res.stdout.strip():
+        bad = sum(1 for ln in res.stderr.splitlines() if ln.strip())
+        return f"partial: {bad} entr{'y' if bad == 1 else 'ies'} unreadable (grep exit 2)"
+    return _classify(res)
+
+
 async def _capture(
     runner: Runner, name: str, argv: tuple[str, ...], timeout_s: float, sem: asyncio.Semaphore
 ) -> Capture:
@@ -160,7 +266,19 @@ async def _capture(
                 f"{type(exc).__name__}: {exc}"[:300],
                 started,
             )
-    return Capture(name, argv, res.rc, res.stdout, res.stderr, res.seconds, _classify(res), started)
+    error = _classify_grep(res) if argv[0] == "grep" else _classify(res)
+    return Capture(name, argv, res.rc, res.stdout, res.stderr, res.seconds, error, started)
+
+
+async def _host_capture(
+    runner: Runner, name: str, argv: tuple[str, ...], timeout_s: float, sem: asyncio.Semaphore
+) -> Capture:
+    """:func:`_capture`, then the :data:`FALLBACKS` argv when the tool was not found."""
+    cap = await _capture(runner, name, argv, timeout_s, sem)
+    other = FALLBACKS.get(name)
+    if other is None or cap.rc not in (None, 127) or "not installed" not in (cap.error or ""):
+        return cap
+    return await _capture(runner, name, other, timeout_s, sem)
 
 
 def select_interfaces(ip_json: str) -> tuple[list[str], list[str]]:
@@ -214,24 +332,51 @@ async def _ethtool_stats_pair(
     return [first, second]
 
 
+async def _rdma_device(
+    runner: Runner, dev: str, timeout_s: float, sem: asyncio.Semaphore
+) -> list[Capture]:
+    """The sysfs ports of ``dev``, then the ``traffic_class`` of each port they list."""
+    out = [await _capture(runner, n, a, timeout_s, sem) for n, a in rdma_device_commands(dev)]
+    ports = sysfs_ports(out[0].stdout)
+    tcs = [traffic_class_command(dev, p) for p in ports]
+    out.extend(await asyncio.gather(*(_capture(runner, n, a, timeout_s, sem) for n, a in tcs)))
+    return out
+
+
+def _rdma_listing(cap: Capture) -> tuple[Capture, list[str], list[str]]:
+    """The ``ls /sys/class/infiniband`` capture (an empty listing becomes 'not available
+    here'), the usable device names and the refused ones."""
+    if cap.error is not None:
+        return cap, [], []
+    names, skipped = select_rdma_devices(cap.stdout)
+    if not names and not skipped:
+        cap = Capture(cap.name, cap.argv, cap.rc, cap.stdout, cap.stderr, cap.seconds,
+                      NOT_AVAILABLE + "no RDMA device (/sys/class/infiniband is empty)",
+                      cap.started)
+    return cap, names, skipped
+
+
 async def collect_host(
     runner: Runner, *, timeout_s: float = 20, interval_s: float = 1.0
 ) -> list[Capture]:
     """Run every collector on ``runner``'s target; one :class:`Capture` per command (plus
-    ``interfaces-skipped.txt`` when some interface names were refused), in a stable order:
-    host collectors, ``ip -d -j link show``, then per interface. Never raises on a failing
-    command; ``timeout_s`` bounds each command, ``interval_s`` separates the two
-    ``ethtool -S`` snapshots."""
+    ``interfaces-skipped.txt`` when some interface or RDMA device names were refused), in a
+    stable order: host collectors, ``ip -d -j link show``, the RDMA device listing, then per
+    interface, then per RDMA device. Never raises on a failing command; ``timeout_s`` bounds
+    each command, ``interval_s`` separates the two ``ethtool -S`` snapshots."""
     sem = asyncio.Semaphore(MAX_CONCURRENT)
     ip_json_argv = ("ip", "-d", "-j", "link", "show")
-    host_tasks = [_capture(runner, n, a, timeout_s, sem) for n, a in host_commands()]
+    host_tasks = [_host_capture(runner, n, a, timeout_s, sem) for n, a in host_commands()]
     ip_json_task = _capture(runner, "ip-j-link.json", ip_json_argv, timeout_s, sem)
-    *host_caps, ip_json = await asyncio.gather(*host_tasks, ip_json_task)
-    out: list[Capture] = [*host_caps, ip_json]
+    rdma_task = _capture(runner, RDMA_LIST[0], RDMA_LIST[1], timeout_s, sem)
+    *host_caps, ip_json, rdma_list = await asyncio.gather(*host_tasks, ip_json_task, rdma_task)
+    rdma_list, devices, dev_skipped = _rdma_listing(rdma_list)
+    out: list[Capture] = [*host_caps, ip_json, rdma_list]
     names: list[str] = []
     skipped: list[str] = []
     if ip_json.error is None:
         names, skipped = select_interfaces(ip_json.stdout)
+    skipped += dev_skipped
     if skipped:
         text = "".join(f"{s}\n" for s in skipped)
         out.append(
@@ -258,6 +403,8 @@ async def collect_host(
                 )
             )
         )
+    for dev in devices:
+        jobs.append(asyncio.ensure_future(_rdma_device(runner, dev, timeout_s, sem)))
     for group in await asyncio.gather(*jobs):
         out.extend(group)
     return out

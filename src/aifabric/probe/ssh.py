@@ -9,6 +9,16 @@ newlines reach the remote program verbatim. A NUL cannot be carried (C strings e
 a command is refused with ``error`` set, never truncated. The quoting assumes a POSIX shell
 (sh, bash, dash, zsh, ksh) as the login shell; csh/fish or a switch CLI would parse differently.
 
+A timed-out command must not keep running on the host: closing the channel alone does not stop
+a remote program that neither reads nor writes (``sleep``, a hung ``ibv_devinfo``), and OpenSSH
+does not act on every signal request. So :class:`SshRunner` runs each argv under coreutils
+``timeout -k 2 T`` on the remote side (:func:`timed_argv`; the duration and the argv stay
+separate, quoted elements): the remote ``timeout`` sends SIGTERM to the command's process group
+after ``T`` seconds and SIGKILL 2 s later, exit 124 (or 137) reads as a timeout. The client
+waits :data:`CLIENT_GRACE_S` longer than ``T`` before it gives up itself, sends SIGKILL and
+closes the channel. A host without ``timeout`` (the shell's ``timeout: not found``, exit 127)
+is remembered per connection and its commands run bare from then on.
+
 Host keys are checked by default: against ``known_hosts`` when given, else the user's
 ``~/.ssh/known_hosts`` (a missing file trusts nothing, so every host fails with "host key not
 trusted"). ``insecure_no_host_key_check=True`` is the only way to turn checking off.
@@ -35,7 +45,22 @@ import asyncssh
 from aifabric.probe.fanout import ConnectError, describe_error, parse_target
 from aifabric.probe.runner import CmdResult
 
-__all__ = ["SshRunner", "argv_to_command", "ssh_connect", "ssh_connector"]
+__all__ = [
+    "CLIENT_GRACE_S",
+    "KILL_AFTER_S",
+    "SshRunner",
+    "argv_to_command",
+    "ssh_connect",
+    "ssh_connector",
+    "timed_argv",
+]
+
+KILL_AFTER_S = 2
+"""``timeout -k``: seconds between the remote SIGTERM and SIGKILL."""
+CLIENT_GRACE_S = KILL_AFTER_S + 3.0
+"""How much longer than the command's timeout the client waits for the remote ``timeout``."""
+_TIMEOUT_RCS = (124, 137)
+"""coreutils ``timeout``: 124 when it sent the signal, 128+9 when ``-k`` had to kill."""
 
 
 def argv_to_command(argv: Sequence[str]) -> str:
@@ -49,27 +74,61 @@ def argv_to_command(argv: Sequence[str]) -> str:
     return " ".join(shlex.quote(arg) for arg in argv)
 
 
+def _duration(seconds: float) -> str:
+    """``timeout``'s DURATION: plain decimal seconds (never an exponent), at least 0.1."""
+    return f"{max(seconds, 0.1):.3f}".rstrip("0").rstrip(".")
+
+
+def timed_argv(argv: Sequence[str], timeout_s: float) -> tuple[str, ...]:
+    """``argv`` under coreutils ``timeout -k KILL_AFTER_S T``: the remote side kills it (and
+    its process group) when ``timeout_s`` has passed, whatever the client does. ``timeout``
+    stops reading options at DURATION, so an argv starting with ``-`` stays the command."""
+    return ("timeout", "-k", str(KILL_AFTER_S), _duration(timeout_s), *argv)
+
+
+def _timeout_missing(rc: int | None, stderr: str) -> bool:
+    """The remote shell could not find ``timeout`` itself (its own 127 names the command
+    it failed to run: ``timeout: failed to run command 'x'``)."""
+    return rc == 127 and "failed to run command" not in stderr and "timeout" in stderr
+
+
 @dataclass
 class SshRunner:
-    """Runs argument vectors over an open asyncssh connection (one channel per command)."""
+    """Runs argument vectors over an open asyncssh connection (one channel per command),
+    each under the remote ``timeout`` (module docstring) unless ``wrap`` is False or the host
+    has none."""
 
     target: str
     conn: asyncssh.SSHClientConnection
+    wrap: bool = True
+    """Run argv under the remote coreutils ``timeout``; turned off when the host lacks it."""
 
     async def run(self, argv: Sequence[str], *, timeout: float) -> CmdResult:
         """Run ``argv``; a non-zero exit is ``rc``, a timeout or lost connection is ``error``.
-        On timeout the remote process is sent SIGKILL (if the server honours signal requests)
-        and its channel closed."""
-        t0 = time.monotonic()
+        The remote ``timeout`` stops the command after ``timeout`` seconds; if the host does
+        not answer ``CLIENT_GRACE_S`` later, the client sends SIGKILL (if the server honours
+        signal requests) and closes the channel."""
         args = tuple(argv)
+        if self.wrap:
+            res = await self._run(args, timed_argv(args, timeout), timeout, wrapped=True)
+            if not _timeout_missing(res.rc, res.stderr):
+                return res
+            self.wrap = False  # no coreutils timeout there: bare commands from now on
+        return await self._run(args, args, timeout, wrapped=False)
+
+    async def _run(
+        self, args: tuple[str, ...], remote: tuple[str, ...], timeout: float, *, wrapped: bool
+    ) -> CmdResult:
+        t0 = time.monotonic()
         try:
-            command = argv_to_command(args)
+            command = argv_to_command(remote)
         except ValueError as exc:
             return CmdResult(args, None, "", "", 0.0, error=str(exc))
+        limit = timeout + CLIENT_GRACE_S if wrapped else timeout
         try:
             proc = await asyncio.wait_for(
                 self.conn.create_process(command, stdin=asyncssh.DEVNULL, encoding="utf-8",
-                                         errors="replace"), timeout)
+                                         errors="replace"), limit)
         except TimeoutError:
             return CmdResult(args, None, "", "", time.monotonic() - t0,
                              error=f"timed out after {timeout:g} s")
@@ -77,7 +136,7 @@ class SshRunner:
             return CmdResult(args, None, "", "", time.monotonic() - t0,
                              error=f"ssh: {_describe(exc)[0]}")
         try:
-            done = await proc.wait(check=False, timeout=timeout)
+            done = await proc.wait(check=False, timeout=limit)
         except asyncssh.TimeoutError as exc:
             with contextlib.suppress(asyncssh.Error, OSError):  # channel may be gone
                 proc.send_signal("KILL")
@@ -90,14 +149,18 @@ class SshRunner:
             proc.close()
         rc = done.exit_status
         stdout, stderr = _text(done.stdout), _text(done.stderr)
+        seconds = time.monotonic() - t0
         error = None
         if rc is None or rc < 0:
             sig = done.exit_signal[0] if done.exit_signal else "unknown"
-            return CmdResult(args, None, stdout, stderr, time.monotonic() - t0,
+            return CmdResult(args, None, stdout, stderr, seconds,
                              error=f"killed by signal {sig}")
-        if rc == 127:
+        if wrapped and rc in _TIMEOUT_RCS and seconds >= timeout * 0.9:
+            return CmdResult(args, None, stdout, stderr, seconds,
+                             error=f"timed out after {timeout:g} s")
+        if rc == 127 and not (wrapped and _timeout_missing(rc, stderr)):
             error = f"{args[0]}: not installed here"
-        return CmdResult(args, rc, stdout, stderr, time.monotonic() - t0, error)
+        return CmdResult(args, rc, stdout, stderr, seconds, error)
 
 
 def _text(data: object) -> str:

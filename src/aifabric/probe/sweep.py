@@ -29,11 +29,23 @@ __all__ = ["Peer", "SweepResult", "lab_targets", "sweep"]
 
 @dataclass(frozen=True)
 class Peer:
-    """An address to probe from a target, with the MTU the target's own interface has."""
+    """An address to probe from a target, with the MTU the target's own interface has.
+
+    ``label`` names the peer in results (``leaf1 via eth2`` for a switch link); ``node`` is the
+    peer's lab node name and ``iface`` the target's own interface for a switch-to-switch link
+    (None between servers), so a caller can pin the probe to it (``ping -I IFACE``)."""
 
     address: str
     local_mtu: int
     label: str
+    node: str | None = None
+    iface: str | None = None
+
+    @property
+    def tag(self) -> str:
+        """The file-name tag of this peer's captures: the interface of a switch link, else
+        the peer node (else the label), made file-name safe."""
+        return _safe(self.iface or self.node or self.label.split(" ")[0])
 
 
 @dataclass
@@ -46,11 +58,17 @@ class SweepResult:
 
 
 def lab_targets(plan: LabPlan) -> dict[str, tuple[str, list[Peer]]]:
-    """node -> (namespace, peers) for a lab (see the module docstring)."""
+    """node -> (namespace, peers) for a lab: the one computation of who probes whom, used by
+    the sweep and by ``lab capture`` (:mod:`aifabric.lab.capture`).
+
+    A server's peers are every other server's first gateway-facing address, probed at the
+    server's own MTU on its first interface; a router's peers are the far end of each numbered
+    link to another router, at the MTU of its own end, both directions (a caller wanting one
+    direction per link keeps the peers whose node sorts after the target)."""
     servers = [n for n in plan.nodes.values() if n.role == "server"]
     first = {
         s.name: (plan.gateways[s.name][0][1].split("/")[0],
-                 next(i.mtu for i in s.ifaces if i.name == plan.gateways[s.name][0][0]))
+                 next((i.mtu for i in s.ifaces if i.name == plan.gateways[s.name][0][0]), 1500))
         for s in servers if plan.gateways.get(s.name)
     }
     out: dict[str, tuple[str, list[Peer]]] = {}
@@ -58,7 +76,7 @@ def lab_targets(plan: LabPlan) -> dict[str, tuple[str, list[Peer]]]:
         peers: list[Peer] = []
         if node.role == "server" and node.name in first:
             mtu = first[node.name][1]
-            peers = [Peer(addr, mtu, other) for other, (addr, _) in first.items()
+            peers = [Peer(addr, mtu, other, node=other) for other, (addr, _) in first.items()
                      if other != node.name]
         elif node.router:
             for iface in node.ifaces:
@@ -68,7 +86,8 @@ def lab_targets(plan: LabPlan) -> dict[str, tuple[str, list[Peer]]]:
                 far = next((p for p in peer.ifaces if p.name == iface.peer_iface), None)
                 if far is not None and far.address:
                     peers.append(Peer(far.address.split("/")[0], iface.mtu,
-                                      f"{peer.name} via {iface.name}"))
+                                      f"{peer.name} via {iface.name}", node=peer.name,
+                                      iface=iface.name))
         out[node.name] = (node.ns, peers)
     return out
 
@@ -89,8 +108,7 @@ async def _probe_one(
     for peer in peers:
         res: MtuResult = await path_mtu(runner, peer.address, local_mtu=peer.local_mtu)
         first = res.first
-        tag = _safe(peer.label.split(" ")[0] if " via " not in peer.label
-                    else peer.label.split(" via ")[1])
+        tag = peer.tag
         if first is not None:
             captures.append(_capture(f"ping-mtu-{tag}.txt", first))
         captures.append(_capture(f"ping-{tag}.txt", await rtt_series(runner, peer.address)))

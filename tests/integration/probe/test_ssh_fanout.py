@@ -7,10 +7,13 @@ sshd is always stopped by PID."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -183,3 +186,65 @@ def test_probe_command_over_ssh_with_a_dead_host(sshd: Sshd, tmp_path: Path) -> 
     assert len(host_dirs) == 1
     parsed = json.loads((host_dirs[0] / "ip-link.txt.json").read_text())
     assert parsed["kind"] == "ip-link"
+
+
+def _pids_with(marker: str) -> list[int]:
+    """PIDs whose command line holds ``marker`` (read from /proc: only the processes this test
+    started carry it)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in argv:
+            out.append(int(proc.name))
+    return out
+
+
+def test_timed_out_command_does_not_survive_on_the_host(sshd: Sshd) -> None:
+    """``sleep 30`` with a 1 s timeout: the result is a timeout, and no process carrying the
+    test's marker argument is left in the process table (the remote ``timeout -k`` killed it;
+    closing the channel alone would leave ``sleep`` running for 30 s)."""
+    marker = f"afprobe-marker-{os.getpid()}-{free_port()}"
+    # sh -c 'sleep 30' MARKER: the marker is $0 of the shell and stays in its cmdline; the
+    # shell's child sleep is in the same process group, which timeout kills as a whole
+    argv = ["sh", "-c", "sleep 30; :", marker]
+
+    async def go() -> CmdResult:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            return await r.run(argv, timeout=1)
+
+    try:
+        res = asyncio.run(go())
+        assert res.rc is None and res.error == "timed out after 1 s", res
+        assert 0.9 <= res.seconds < 6
+        deadline = time.monotonic() + 5
+        while _pids_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _pids_with(marker) == []
+    finally:
+        for pid in _pids_with(marker):  # only ours: they carry the marker
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_remote_argv_is_wrapped_in_timeout(sshd: Sshd) -> None:
+    """The remote side sees ``timeout -k 2 T argv``: the parent of the command is
+    coreutils ``timeout`` (its cmdline read through /proc on the same machine)."""
+    prog = ("import os; p = os.getppid(); "
+            "print(open(f'/proc/{p}/cmdline').read().replace(chr(0), ' ').strip())")
+
+    async def go() -> CmdResult:
+        async with ssh_connect("127.0.0.1", port=sshd.port, user="root",
+                               known_hosts=sshd.known_hosts,
+                               client_keys=[sshd.client_key]) as r:
+            return await r.run(["python3", "-c", prog], timeout=7.5)
+
+    res = asyncio.run(go())
+    assert res.ok, res
+    assert res.stdout.strip() == f"timeout -k 2 7.5 python3 -c {prog}"

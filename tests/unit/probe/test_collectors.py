@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import parse_text
 from aifabric.probe.collectors import (
+    FALLBACKS,
     IFACE_RE,
     MAX_IFACES,
     NOT_AVAILABLE,
+    RDMA_LIST,
     Capture,
     collect_host,
     host_commands,
@@ -70,7 +72,10 @@ def collect(runner: FakeRunner, interval_s: float = 0.0) -> list[Capture]:
 def test_every_collector_degrades_when_nothing_is_installed() -> None:
     runner = FakeRunner()
     caps = collect(runner)
-    assert [c.name for c in caps] == [n for n, _ in host_commands()] + ["ip-j-link.json"]
+    assert [c.name for c in caps] == [n for n, _ in host_commands()] + [
+        "ip-j-link.json",
+        "rdma-devices.txt",
+    ]
     for cap in caps:
         assert cap.error is not None and cap.error.startswith(NOT_AVAILABLE), cap
         assert cap.rc is None and cap.stdout == ""
@@ -83,7 +88,7 @@ def test_runner_exception_is_a_value() -> None:
             raise ConnectionResetError("lost")
 
     caps = collect(Broken())
-    assert len(caps) == len(host_commands()) + 1
+    assert len(caps) == len(host_commands()) + 2
     assert all(c.error == "ConnectionResetError: lost" for c in caps)
 
 
@@ -162,7 +167,8 @@ def test_select_interfaces_never_raises(text: str) -> None:
 _CONST_TOKENS = (
     {tok for _, argv in host_commands() for tok in argv}
     | {tok for _, argv in interface_commands("X") for tok in argv if tok != "X"}
-    | {"-S", *IP_JSON}
+    | {"-S", *IP_JSON, *RDMA_LIST[1]}
+    | {tok for argv in FALLBACKS.values() for tok in argv}
 )
 
 _NAME = st.one_of(

@@ -9,6 +9,10 @@ verdict                                  records                             cau
 ``diagnose.fleet-speed-differs``         ``ethtool_link`` (hosts compared)   fabric.slow-link
 ``diagnose.fleet-driver-differs``        ``ethtool_driver`` (hosts compared) config.version-mismatch
 ``diagnose.fleet-firmware-differs``      ``ethtool_driver`` (hosts compared) config.version-mismatch
+``diagnose.fleet-gid-index-differs``     ``sysfs_gid`` ``ibv_gid`` ``gid``   host.gid
+``diagnose.fleet-rdma-device-missing``   ``ip_link`` (hosts compared)        host.rdma-device
+``diagnose.fleet-module-missing``        ``kernel_module`` (hosts compared)  host.gdr / rdma-device
+``diagnose.fleet-plugin-missing``        ``shared_lib`` (hosts compared)     config.nccl-env
 ======================================  ==================================  =======================
 
 How hosts are compared (the approach of ``diagnose.dscp-differs`` in
@@ -25,6 +29,27 @@ How hosts are compared (the approach of ``diagnose.dscp-differs`` in
 * each host whose value differs from the majority gets one warning on its own record, naming
   the interface, its value, the majority value and the counts, and the other odd hosts.
 
+The RoCE GID index is compared the same way, keyed by RDMA device and port (``mlx5_0 port
+1``): the value is the lowest index of a RoCE v2 GID that carries an IPv4 address, from sysfs
+(``sysfs-infiniband``), ``ibv_devinfo -v`` or ``show_gids``. ``NCCL_IB_GID_INDEX`` is one
+number for the whole job (S15): on a host whose IPv4 RoCE v2 GID sits elsewhere (an extra
+address or VLAN on the port, IPv6 enabled first) it selects a link-local, RoCE v1 or IPv6 GID
+and that host's connections fail or run over the wrong address.
+
+Presence is compared per host (:func:`fleet_missing`): among the hosts that have the kind of
+capture at all (``ip link`` for RDMA devices, ``/proc/modules`` for kernel modules, ``ldconfig
+-p`` for NCCL net plugins), at least :data:`FLEET_MIN_HOSTS` and a clear majority have the
+thing, and this host lacks it:
+
+* an RDMA device: any record of ``ibv_devinfo``, ``ibv_devices``, ``rdma link``,
+  ``ibdev2netdev``, ``show_gids`` or sysfs (``/sys/class/infiniband``); the finding sits on the
+  host's first ``ip_link`` record and names the devices the others have;
+* a kernel module of :data:`WATCHED_MODULES`: the peer-memory module (``nvidia_peermem`` or
+  the older ``nv_peer_mem``, either counts; compared only among hosts with ``nvidia`` loaded),
+  ``mlx5_ib``, ``ib_uverbs``, ``rdma_ucm``; on the host's first ``kernel_module`` record;
+* an NCCL net plugin, ``libnccl-net*.so`` in the loader cache (by file name, any version); on
+  the host's first ``shared_lib`` record.
+
 A lab or a fleet that mixes NIC generations on purpose (a 100G storage port named like a 400G
 compute port) trips these; the verdicts are warnings for that reason.
 """
@@ -34,20 +59,34 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from aifabric.checks.diagnose.verdict_support import _ETHTOOL, _IP_LINK, _index, _item
+from aifabric.checks.diagnose.verdict_support import (
+    _ETHTOOL,
+    _IB_ADDR_H,
+    _IP_LINK,
+    _NCCL_ENV,
+    _ROCE_GID_SRC,
+    _index,
+    _item,
+)
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
+from aifabric.checks.diagnose.verdicts_host_state import _GDR_DOC
 from aifabric.evidence.base import Record
 from aifabric.evidence.ethtool_info import EthtoolDriver, EthtoolLink
+from aifabric.evidence.infiniband import GidEntry, IbstatCA, IbvDevice, IbvGid, IbvPort
+from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.linux_net import IpLink
+from aifabric.evidence.rdma_tools import Ibdev2netdev, IbvDevicesList, RdmaLink
+from aifabric.evidence.shared_libs import SharedLib
+from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaPort
 
 if TYPE_CHECKING:
     from aifabric.checks.diagnose.engine import Evidence, Item
 
-__all__ = ["FLEET_MIN_HOSTS", "Odd", "fleet_odd"]
+__all__ = ["FLEET_MIN_HOSTS", "WATCHED_MODULES", "Missing", "Odd", "fleet_missing", "fleet_odd"]
 
 FLEET_MIN_HOSTS = 3
 """Hosts that must have an interface before its values are compared (module doc)."""
@@ -107,12 +146,38 @@ def _firmware(rec: Record, item: Item) -> tuple[str, str] | None:
     return (iface, rec.firmware) if iface is not None else None
 
 
+def roce_v2_ipv4_gid(rec: Record) -> tuple[str, int, str] | None:
+    """(``DEV port N``, index, IPv4) of a RoCE v2 GID record carrying an IPv4 address (sysfs,
+    ``ibv_devinfo -v`` or ``show_gids``), else None."""
+    if isinstance(rec, SysfsGid):
+        dev, v2 = rec.device, (rec.gid_type or "").strip().lower() == "roce v2"
+    elif isinstance(rec, IbvGid):
+        dev = rec.hca_id
+        v2 = rec.roce_version == 2 or (rec.gid_type or "").strip().lower() == "roce v2"
+    elif isinstance(rec, GidEntry):
+        dev, v2 = rec.device, rec.roce_version == 2
+    else:
+        return None
+    if not v2 or not rec.ipv4:
+        return None
+    return f"{dev} port {rec.port}", rec.index, rec.ipv4
+
+
+def _gid(rec: Record, item: Item) -> tuple[str, str] | None:
+    got = roce_v2_ipv4_gid(rec)
+    return None if got is None else (got[0], str(got[1]))
+
+
 _ASPECTS: dict[str, Callable[[Record, Item], tuple[str, str] | None]] = {
     "mtu": _mtu,
     "speed": _speed,
     "driver": _driver,
     "firmware": _firmware,
+    "gid": _gid,
 }
+_LOWEST = frozenset({"gid"})
+"""Aspects whose per-host value is the lowest number seen, not the first (a host with two
+IPv4 RoCE v2 GIDs works with the lower index the others use)."""
 
 
 def _table(ev: Evidence, aspect: str) -> dict[int, Odd]:
@@ -134,8 +199,12 @@ def _table(ev: Evidence, aspect: str) -> dict[int, Odd]:
         if item.file is None or item.subject in routers:
             continue
         iv = value_of(item.record, item)
-        if iv is not None:
-            seen.setdefault(iv[0], {}).setdefault(item.subject, (iv[1], item.record))
+        if iv is None:
+            continue
+        per = seen.setdefault(iv[0], {})
+        had = per.get(item.subject)
+        if had is None or (aspect in _LOWEST and int(iv[1]) < int(had[0])):
+            per[item.subject] = (iv[1], item.record)
     out: dict[int, Odd] = {}
     for iface, by_subject in seen.items():
         n = len(by_subject)
@@ -156,7 +225,7 @@ def _table(ev: Evidence, aspect: str) -> dict[int, Odd]:
 
 def fleet_odd(rec: Record, ev: Evidence, aspect: str) -> Odd | None:
     """Whether ``rec`` holds a value of ``aspect`` (``mtu``, ``speed``, ``driver``,
-    ``firmware``) that differs from a clear majority of the bundle's hosts (module doc)."""
+    ``firmware``, ``gid``) that differs from a clear majority of the bundle's hosts (module doc)."""
     if _item(rec, ev) is None:
         return None
     return _table(ev, aspect).get(id(rec))
@@ -252,4 +321,297 @@ def _fleet_driver(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             refs=("S20",),
             confidence=0.55,
+        )
+
+
+@verdict("sysfs_gid", "ibv_gid", "gid")
+def _fleet_gid_index(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    odd = fleet_odd(rec, ev, "gid")
+    got = roce_v2_ipv4_gid(rec)
+    if odd is None or got is None:
+        return
+    yield Verdict(
+        id="diagnose.fleet-gid-index-differs",
+        severity="warning",
+        cause="host.gid",
+        message=f"{odd.subject}'s {odd.interface} has its IPv4 RoCE v2 GID ({got[2]}) at index "
+        f"{odd.value} while {_count(odd)} have it at index {odd.majority}{_others(odd)}",
+        explanation=(
+            "NCCL_IB_GID_INDEX (and UCX_IB_GID_INDEX) is set once for the whole job, so every "
+            "host must have its routable GID, RoCE v2 with the fabric's IPv4 address, at the "
+            "same index (S15). The kernel fills the GID table per port from the net device's "
+            "addresses, a RoCE v1 and a v2 entry each, in the order they appear "
+            f"({_ROCE_GID_SRC}); an extra address, a VLAN or IPv6 enabled first moves the IPv4 "
+            "entry. On this host the fleet-wide index names a link-local, RoCE v1 or IPv6 GID: "
+            "its queue pairs do not connect, or carry traffic the fabric does not route or mark "
+            f"as RoCE v2 ({_IB_ADDR_H}, {_NCCL_ENV})."
+        ),
+        fix=f"Make {odd.subject}'s addresses on the netdev of {odd.interface} match the other "
+        "hosts (same address count and order, no extra VLAN or IPv6 address before the IPv4 "
+        f"one) so the IPv4 RoCE v2 GID lands at index {odd.majority}; or leave "
+        "NCCL_IB_GID_INDEX unset (NCCL >= 2.21 picks a RoCE v2 GID per host, IPv4 with "
+        "NCCL_IB_ADDR_FAMILY=AF_INET). Check with `show_gids` on both.",
+        refs=("S15", _NCCL_ENV),
+        confidence=0.6,
+    )
+
+
+# -- presence: what most hosts have and one lacks --------------------------------------------
+
+WATCHED_MODULES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("nvidia_peermem", ("nvidia_peermem", "nv_peer_mem"), "host.gdr"),
+    ("mlx5_ib", ("mlx5_ib",), "host.rdma-device"),
+    ("ib_uverbs", ("ib_uverbs",), "host.rdma-device"),
+    ("rdma_ucm", ("rdma_ucm",), "host.rdma-device"),
+)
+"""(group, module names that satisfy it, cause): the kernel modules compared across hosts.
+The peer-memory group is compared only among hosts with ``nvidia`` loaded."""
+
+_PLUGIN_RE = re.compile(r"^(libnccl-net[\w.+-]*?\.so)(?:\.[\d.]*)?$")
+_RDMA_TYPES = (
+    IbvDevice, IbvPort, IbvGid, IbstatCA, RdmaLink, Ibdev2netdev, GidEntry, SysfsRdmaPort,
+    SysfsGid,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Missing:
+    """One host lacking what a clear majority of the comparable hosts have."""
+
+    subject: str
+    what: str
+    """``RDMA device``, a module (the name most hosts load) or a plugin file name."""
+    cause: str
+    have: int
+    """How many of the comparable hosts have it."""
+    hosts: int
+    """How many hosts were comparable (have the kind of capture)."""
+    seen: tuple[str, ...]
+    """What the others have (device names, module names), most common first."""
+    others: tuple[str, ...]
+    """The other hosts lacking it, sorted."""
+
+
+def _rdma_names(rec: Record) -> list[str]:
+    if isinstance(rec, IbvDevicesList):
+        return [d.name for d in rec.devices]
+    if isinstance(rec, IbvDevice | IbvPort | IbvGid):
+        return [rec.hca_id]
+    if isinstance(rec, IbstatCA):
+        return [rec.ca]
+    if isinstance(rec, _RDMA_TYPES):
+        return [str(getattr(rec, "device", ""))]
+    return []
+
+
+def _plugin(rec: SharedLib) -> str | None:
+    name = PurePath(rec.path).name if rec.path else rec.soname
+    m = _PLUGIN_RE.match(name) or _PLUGIN_RE.match(rec.soname)
+    return m.group(1) if m else None
+
+
+@dataclass(slots=True)
+class _Host:
+    ip_link: Record | None = None
+    rdma: Counter[str] = field(default_factory=Counter)
+    module_rec: Record | None = None
+    modules: set[str] = field(default_factory=set)
+    lib_rec: Record | None = None
+    plugins: set[str] = field(default_factory=set)
+
+
+def _judge(
+    have: dict[str, bool], what: str, cause: str, seen: Counter[str], attach: dict[str, Record]
+) -> dict[int, list[Missing]]:
+    """The hosts of ``have`` (host → has it) lacking ``what`` against a clear majority."""
+    n = len(have)
+    count = sum(have.values())
+    out: dict[int, list[Missing]] = {}
+    if n < FLEET_MIN_HOSTS or 2 * count <= n or count == n:
+        return out
+    lacking = sorted(h for h, ok in have.items() if not ok)
+    names = tuple(k for k, _ in seen.most_common())
+    for h in lacking:
+        rec = attach.get(h)
+        if rec is not None:
+            others = tuple(o for o in lacking if o != h)
+            out.setdefault(id(rec), []).append(Missing(h, what, cause, count, n, names, others))
+    return out
+
+
+def _presence(ev: Evidence) -> dict[int, list[Missing]]:
+    """Per record (by ``id``) the :class:`Missing` findings it carries; once per evidence."""
+    idx = _index(ev)
+    key = ("fleet-presence", 0)
+    got = idx.memo.get(key)
+    if isinstance(got, dict):
+        return got
+    routers = (
+        {s.name for s in ev.fabric.switches} | {m.name for m in ev.fabric.middleboxes}
+        if ev.fabric is not None else set()
+    )
+    hosts: dict[str, _Host] = {}
+    for item in ev.items:
+        if item.file is None or item.subject is None or item.subject in routers:
+            continue
+        rec = item.record
+        h = hosts.setdefault(item.subject, _Host())
+        if isinstance(rec, IpLink):
+            h.ip_link = h.ip_link or rec
+        elif isinstance(rec, KernelModule):
+            h.module_rec = h.module_rec or rec
+            h.modules.add(rec.name)
+        elif isinstance(rec, SharedLib):
+            h.lib_rec = h.lib_rec or rec
+            plugin = _plugin(rec)
+            if plugin is not None:
+                h.plugins.add(plugin)
+        else:
+            h.rdma.update(n for n in _rdma_names(rec) if n)
+    out: dict[int, list[Missing]] = {}
+
+    def merge(found: dict[int, list[Missing]]) -> None:
+        for rid, ms in found.items():
+            out.setdefault(rid, []).extend(ms)
+
+    # RDMA devices: among hosts probed for host state (an ip link capture) or showing a device
+    comparable = {s: h for s, h in hosts.items() if h.ip_link is not None or h.rdma}
+    devices: Counter[str] = Counter()
+    for h in comparable.values():
+        devices.update(set(h.rdma))
+    attach = {s: h.ip_link for s, h in comparable.items() if h.ip_link is not None}
+    merge(_judge({s: bool(h.rdma) for s, h in comparable.items()}, "RDMA device",
+                 "host.rdma-device", devices, attach))  # fmt: skip
+    # kernel modules
+    listed = {s: h for s, h in hosts.items() if h.module_rec is not None}
+    mod_attach = {s: h.module_rec for s, h in listed.items() if h.module_rec is not None}
+    for group, names, cause in WATCHED_MODULES:
+        among = listed
+        if group == "nvidia_peermem":
+            among = {s: h for s, h in listed.items() if "nvidia" in h.modules}
+        loaded: Counter[str] = Counter(n for h in among.values() for n in names if n in h.modules)
+        what = loaded.most_common(1)[0][0] if loaded else group
+        have = {s: any(n in h.modules for n in names) for s, h in among.items()}
+        merge(_judge(have, what, cause, loaded, mod_attach))
+    # NCCL net plugins
+    libs = {s: h for s, h in hosts.items() if h.lib_rec is not None}
+    lib_attach = {s: h.lib_rec for s, h in libs.items() if h.lib_rec is not None}
+    for plugin in sorted({p for h in libs.values() for p in h.plugins}):
+        have = {s: plugin in h.plugins for s, h in libs.items()}
+        merge(_judge(have, plugin, "config.nccl-env", Counter({plugin: sum(have.values())}),
+                     lib_attach))  # fmt: skip
+    idx.memo[key] = out
+    return out
+
+
+def fleet_missing(rec: Record, ev: Evidence) -> list[Missing]:
+    """What the host of ``rec`` lacks against a clear majority (module doc), for findings
+    carried by ``rec`` (its host's first ``ip_link``, ``kernel_module`` or ``shared_lib``)."""
+    if _item(rec, ev) is None:
+        return []
+    return _presence(ev).get(id(rec), [])
+
+
+def _lacking(m: Missing) -> str:
+    return f"{m.have} of the {m.hosts} hosts compared"
+
+
+def _also(m: Missing) -> str:
+    if not m.others:
+        return ""
+    shown = ", ".join(m.others[:5])
+    more = f" and {len(m.others) - 5} more" if len(m.others) > 5 else ""
+    return f"; also lacking: {shown}{more}"
+
+
+@verdict("ip_link")
+def _fleet_rdma_device(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    for m in fleet_missing(rec, ev):
+        if m.what != "RDMA device":
+            continue
+        devs = ", ".join(m.seen[:6]) + (" ..." if len(m.seen) > 6 else "")
+        yield Verdict(
+            id="diagnose.fleet-rdma-device-missing",
+            severity="warning",
+            cause="host.rdma-device",
+            message=f"{m.subject} shows no RDMA device while {_lacking(m)} do ({devs}){_also(m)}",
+            explanation=(
+                "The other hosts of the bundle list RDMA devices (ibv_devinfo, rdma link, "
+                "ibdev2netdev or /sys/class/infiniband) and this one lists none: its HCA is "
+                "not visible (driver or mlx5_ib not loaded, device not passed into the "
+                "container or VM, firmware or PCIe fault), or its RDMA captures are missing. "
+                "NCCL on such a host falls back to TCP sockets (NET/Socket) and the whole "
+                "collective runs at that host's socket speed (S5, S20)."
+            ),
+            fix=f"On {m.subject}: `ls /sys/class/infiniband`, `lspci | grep -i mellanox`, "
+            "`lsmod | grep -e mlx5 -e ib_`, `dmesg | grep -i mlx5`; load the driver "
+            "(`modprobe mlx5_ib`), pass the device into the container (/dev/infiniband, "
+            "the RDMA device plugin), or re-run the probe if the RDMA tools were missing.",
+            refs=("S5", "S20"),
+            confidence=0.55,
+        )
+
+
+@verdict("kernel_module")
+def _fleet_module(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    for m in fleet_missing(rec, ev):
+        loaded = ", ".join(m.seen) if m.seen else m.what
+        if m.cause == "host.gdr":
+            why = (
+                "Without the peer-memory module the RDMA stack cannot register GPU memory "
+                "(ibv_reg_mr on a CUDA pointer), so NCCL reports 'GPU Direct RDMA Disabled' "
+                "and stages every inter-node transfer through host memory, unless it can use "
+                f"DMA-BUF instead (open GPU kernel module, kernel >= 5.12) ({_GDR_DOC}, "
+                f"{_NCCL_ENV} NCCL_NET_GDR_LEVEL / NCCL_DMABUF_ENABLE)."
+            )
+            fix = (f"`modprobe {m.what}` on {m.subject} (the module must be built for its "
+                   "driver and MLNX_OFED/DOCA; `modinfo` shows it) and load it at boot like "
+                   "the other hosts.")
+            refs: tuple[str, ...] = ("S9", "S20", _GDR_DOC)
+        else:
+            why = (
+                f"{m.what} is part of the RDMA stack NCCL's IB transport needs (mlx5_ib: the "
+                "verbs device of a ConnectX port; ib_uverbs: /dev/infiniband/uverbs*, user "
+                "verbs; rdma_ucm: the RDMA connection manager). Without it the host has no "
+                "usable RDMA device and falls back to sockets, or fails where "
+                "NCCL_IB_HCA is set (S5, S20)."
+            )
+            fix = (f"`modprobe {m.what}` on {m.subject} and find why it was not loaded "
+                   "(`dmesg`, the OFED/DOCA or rdma-core install, /etc/modules-load.d).")
+            refs = ("S5", "S20")
+        yield Verdict(
+            id="diagnose.fleet-module-missing",
+            severity="warning",
+            cause=m.cause,
+            message=f"{m.subject} has not loaded {m.what} while {_lacking(m)} have "
+            f"({loaded}){_also(m)}",
+            explanation=why + " Compared across the bundle's hosts (/proc/modules or lsmod).",
+            fix=fix,
+            refs=refs,
+            confidence=0.55,
+        )
+
+
+@verdict("shared_lib")
+def _fleet_plugin(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    for m in fleet_missing(rec, ev):
+        yield Verdict(
+            id="diagnose.fleet-plugin-missing",
+            severity="warning",
+            cause=m.cause,
+            message=f"{m.subject} has no {m.what} in its loader cache while {_lacking(m)} "
+            f"have it{_also(m)}",
+            explanation=(
+                "NCCL loads its network plugin by name (NCCL_NET_PLUGIN, default "
+                "libnccl-net.so) through the dynamic loader; a host without it silently uses "
+                "NCCL's built-in IB or socket transport while the others use the plugin "
+                "(AWS OFI, SHARP/collnet, a vendor plugin), and the job mixes transports or "
+                f"fails to connect ({_NCCL_ENV} NCCL_NET_PLUGIN). Read from `ldconfig -p`: a "
+                "plugin found only through LD_LIBRARY_PATH is not listed there."
+            ),
+            fix=f"Install the same plugin package on {m.subject} (or put its directory in "
+            "/etc/ld.so.conf.d and run `ldconfig`), then look for 'NET/Plugin: Loaded' in "
+            "its NCCL_DEBUG=INFO log.",
+            refs=("S15", _NCCL_ENV),
+            confidence=0.5,
         )

@@ -23,28 +23,9 @@ from aifabric.checks.verify._fixes import fix_ecn
 from aifabric.dialects.observed import EcnObs, ObservedDevice
 from aifabric.findings import Finding, Severity
 from aifabric.model import fabric_index
+from aifabric.perf.ecn_reference import KB, reference_thresholds
 
 __all__ = ["reference_thresholds"]
-
-KB = 1024
-
-
-def reference_thresholds(speed_gbps: float | None, port_buffer_bytes: int | None) -> str:
-    """The published ECN thresholds next to each other, for one port speed (None: unknown)."""
-    parts = [
-        "NVIDIA lossless default 150 KB / 1500 KB",
-        "SONiC AZURE_LOSSLESS 1024 KB / 2048 KB",
-    ]
-    if speed_gbps:
-        ns3 = speed_gbps / 25.0
-        parts.append(f"HPCC ns-3 scaled to {speed_gbps:g}G {100 * ns3:.0f} KB / {400 * ns3:.0f} KB")
-    else:
-        parts.append("HPCC ns-3 100 KB / 400 KB at 25G up to 800 KB / 3200 KB at 400G")
-    parts += ["DCQCN paper 5 KB / 200 KB at 40G", "seed S18 50 KB / 100 KB"]
-    if port_buffer_bytes:
-        lo, hi = 0.3 * port_buffer_bytes / KB, 0.5 * port_buffer_bytes / KB
-        parts.append(f"seed S13 30-50% of the port's buffer share: {lo:.0f}-{hi:.0f} KB")
-    return "; ".join(parts)
 
 
 def _port_buffer(dev: ObservedDevice, ctx: CheckContext) -> tuple[int | None, str]:

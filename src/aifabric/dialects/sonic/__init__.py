@@ -12,7 +12,10 @@
 * ``BUFFER_PG|<port>|3-4`` binds a lossless ``BUFFER_PROFILE``; its ``xoff`` is the PFC
   headroom of that priority group (SONiC buffer design: headroom = xoff, ``size`` = xon+xoff
   for static profiles).
-* ``PORT`` gives MTU, speed, admin state and lanes (for the neutral port names);
+* ``PORT`` gives MTU, speed, admin state and lanes (for the neutral port names: see
+  :func:`aifabric.dialects.ports.sonic_neutral_names`; when every front-panel port is broken
+  out, no port shows the front-panel width, and the ``index`` field, shared by the sub-ports of
+  one front-panel port, gives it instead: :func:`_neutral_by_index`);
   ``CABLE_LENGTH`` the cable per port; ``PFC_WD`` the watchdog per port.
 
 Sources: sonic-buildimage ``files/build_templates/qos_config.j2`` and
@@ -21,6 +24,8 @@ sonic-swss ``doc/swss-schema.md`` (field meanings); docs/references.md#sonic-qos
 """
 
 from __future__ import annotations
+
+import re
 
 from aifabric.dialects.observed import EcnObs, ObservedDevice, PortView, Src, Val
 from aifabric.dialects.ports import sonic_neutral_names
@@ -43,6 +48,41 @@ from aifabric.evidence.sonic_config import (
 )
 
 __all__ = ["interpret"]
+
+_ETHERNET = re.compile(r"^Ethernet(\d+)$")
+
+
+def _neutral_by_index(ports: list[SonicPort]) -> dict[str, str]:
+    """Neutral names from ``PORT`` ``index`` when the lane counts alone cannot give them.
+
+    Lane arithmetic takes the widest port's lane count as the front-panel width; when every
+    front-panel port is broken out (4x100G on 400G ports) no port is that wide. The sub-ports
+    of one front-panel port share its ``index``, so the width is the most lanes one index
+    holds. Used only when that width exceeds the widest port and every port's first lane (its
+    name) falls inside front-panel port ``index`` at that width (platforms that count
+    ``index`` from 0 fail that test and keep the lane-based names); otherwise empty."""
+    groups: dict[int, list[tuple[int, str, int]]] = {}
+    for p in ports:
+        m = _ETHERNET.match(p.port)
+        if m is None or p.index is None or not p.lanes:
+            return {}
+        groups.setdefault(p.index, []).append((int(m.group(1)), p.port, len(p.lanes)))
+    if not groups:
+        return {}
+    width = max(sum(n for _, _, n in g) for g in groups.values())
+    widest = max(n for g in groups.values() for _, _, n in g)
+    if width <= widest or any(
+        first // width + 1 != idx for idx, g in groups.items() for first, _, _ in g
+    ):
+        return {}
+    out: dict[str, str] = {}
+    for idx, g in groups.items():
+        for first, name, n in g:
+            if len(g) == 1 and n == width:
+                out[name] = f"Ethernet{idx}"
+            else:
+                out[name] = f"Ethernet{idx}/{(first % width) // n + 1}"
+    return out
 
 
 def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
@@ -105,10 +145,9 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
             v.admin_up = p.admin_status == "up"
     lanes = {p.port: (len(p.lanes) or None) for p in ports}
     named = {*lanes, *(q.port for q in port_qos if q.port)}
-    dev.neutral = {
-        neutral: vendor
-        for vendor, neutral in sonic_neutral_names((n, lanes.get(n)) for n in named).items()
-    }
+    by_vendor = sonic_neutral_names((n, lanes.get(n)) for n in named)
+    by_vendor.update(_neutral_by_index(ports))
+    dev.neutral = {neutral: vendor for vendor, neutral in by_vendor.items()}
 
     bound_maps: set[str] = set()
     for pq in port_qos:

@@ -25,7 +25,12 @@ override them: ``qos pfc <profile> switch-priority N``, ``qos mapping <profile> 
 switch-priority S`` / ``trust T``, ``qos egress-queue-mapping <profile> switch-priority S
 traffic-class T``, ``interface <ports> link mtu N`` (ranges ``swp1-32`` expand). ``mode lossy``
 has no PFC. ``nv unset qos roce`` removes RoCE; ``nv set qos roce enable on|off`` turns it on
-or off.
+or off. ``qos egress-scheduler default-global traffic-class N mode strict|dwrr`` sets queue
+``N``'s scheduler over the RoCE default (``bw-percent`` weights are not modelled);
+``interface <ports> qos pfc-watchdog`` (the QoS guide's form) and ``... qos pfc-watchdog state
+enable|disable`` (the command reference's, 5.6+) turn the PFC watchdog on or off per port
+(``qos pfc-watchdog polling-interval|robustness`` timers are read, not modelled); ``interface
+<ports> link breakout Nx`` is read as naming the sub-ports only.
 Profiles other than ``default-global`` (``qos mapping|pfc|egress-queue-mapping|
 congestion-control <name> ...``, with ``congestion-control <name> traffic-class N ecn enable``,
 ``min-threshold``/``max-threshold`` in bytes, ``probability``) apply only to the interfaces that
@@ -170,7 +175,11 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
     roce = _Roce()
     profiles = _Profiles()
     explicit = profiles.get("mapping", _DEFAULT_PROFILE)  # YAML settings go to default-global
-    is_config = _is_structured(result) or any(isinstance(r, NvueSet) for r in result.records)
+    has_sets = any(isinstance(r, NvueSet) for r in result.records)
+    is_config = _is_structured(result) or has_sets
+    # 'nv config show -o yaml': its commands (NvueSet) carry it; the parser's flattened
+    # key/value view of the same leaves is not read a second time
+    config_doc = has_sets and _is_structured(result)
     counters = 0
     pools = 0
     unused: list[str] = []
@@ -190,6 +199,8 @@ def interpret(result: ParseResult, *, file: str, name: str) -> ObservedDevice:
             for v in views(rec.port or rec.scope):
                 v.mtu_bytes = Val(rec.mtu_bytes, src(rec.line, f"mtu {rec.mtu_bytes}"))
         elif isinstance(rec, QosSetting):
+            if config_doc:
+                continue
             if not _setting(rec, file, roce, explicit, views):
                 unused.append(f"{rec.key}={rec.value}")
         elif isinstance(rec, PfcConfig):
@@ -332,8 +343,27 @@ def _set(
             if roce.line is None or not on:
                 roce.line, roce.text = rec.line, text
             return
+    elif len(w) in (4, 6) and w[0] == "interface" and w[2:4] == ("qos", "pfc-watchdog"):
+        # 'qos pfc-watchdog' (QoS guide) = 'qos pfc-watchdog state enable' (command reference)
+        if len(w) == 4 or w[4] == "state":
+            on = not rec.unset and (len(w) == 4 or w[5].lower() in ("enable", "enabled", "on"))
+            for p in expand_ports(w[1]):
+                dev.ports.setdefault(p, PortView(port=p)).pfc_watchdog = Val(on, s)
+            return
     elif rec.unset:
         pass
+    elif len(w) == 7 and w[:4] == ("qos", "egress-scheduler", _DEFAULT_PROFILE, "traffic-class"):
+        if w[5] == "mode" and w[6].lower() in ("strict", "dwrr"):
+            for tc in _ids(w[4]):
+                dev.schedulers[tc] = Val(w[6].lower(), s)  # explicit: over the RoCE defaults
+            return
+        if w[5] == "bw-percent":
+            return  # DWRR weights: not modelled
+    elif w[:2] == ("qos", "pfc-watchdog") and len(w) == 4:
+        if w[2] in ("polling-interval", "robustness"):
+            return  # watchdog timers: not modelled
+    elif len(w) >= 5 and w[0] == "interface" and w[2:4] == ("link", "breakout"):
+        return  # port breakout: the sub-ports' names carry it
     elif len(w) >= 4 and w[0] == "qos" and w[1] in _PROFILE_KINDS:
         if _profile_set(w[1], w[2], w[3:], s, profiles.get(w[1], w[2])):
             return

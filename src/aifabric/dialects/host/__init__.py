@@ -9,6 +9,12 @@ Reads what a server says about its RoCE ports, from any of these captures (evide
   (``Ethernet`` for RoCE, ``InfiniBand``) per device and port (S15: NCCL_IB_HCA).
 * ``rdma-traffic-class`` / ``cma-roce-tos`` (sysfs ``tc/<port>/traffic_class``, rdma_cm
   ``default_roce_tos``): the ToS byte RoCE traffic is sent with; its DSCP is ``tos >> 2`` (S14).
+* ``host-roce-script``: a provisioning script's *commands* (what ``aifabric render --dialect
+  host`` writes as ``roce-host.sh``): ``mlnx_qos --trust`` / ``--pfc`` / ``--dscp2prio`` per
+  interface, the ToS written by ``cma_roce_tos -t`` or into ``traffic_class``, ``ip link set IF
+  mtu N``; each value's source is the script line that sets it. ``--dscp2prio`` entries of one
+  interface accumulate in script order (``del`` removes, ``flush`` clears), as the NIC applies
+  them.
 
 Each interface becomes a port view keyed by its name (``ens1f0np0``, ``mlx5_0``); values every
 interface shares become the host's defaults (:meth:`ObservedDevice.settle_defaults`), which is
@@ -26,7 +32,15 @@ from aifabric.evidence.base import ParseResult, Record
 __all__ = ["HOST_KINDS", "interpret"]
 
 HOST_KINDS = frozenset(
-    {"mlnx-qos", "ip-link", "ibv-devinfo", "rdma-traffic-class", "cma-roce-tos", "show-gids"}
+    {
+        "mlnx-qos",
+        "ip-link",
+        "ibv-devinfo",
+        "rdma-traffic-class",
+        "cma-roce-tos",
+        "show-gids",
+        "host-roce-script",
+    }
 )
 """Evidence kinds a host directory may hold (others are skipped and reported)."""
 
@@ -124,6 +138,19 @@ def _apply(dev: ObservedDevice, file: str, kind: str, rec: Record) -> None:
             layer = Val(str(ll), Src(file, line, f"link_layer: {ll}"))
             dev.link_layers[f"{hca}:{port}"] = layer
             dev.link_layers.setdefault(hca, layer)
+    elif rtype == "script_mlnx_qos":
+        _apply_script_qos(dev, file, rec)
+    elif rtype == "script_mtu":
+        iface = str(getattr(rec, "interface", ""))
+        mtu = int(getattr(rec, "mtu_bytes", 0))
+        val = Val(mtu, Src(file, line, f"ip link set dev {iface} mtu {mtu}"))
+        dev.host_interfaces[iface] = val
+        _port(dev, iface).mtu_bytes = val
+    elif rtype == "script_roce_tos":
+        marked = int(getattr(rec, "dscp", 0))
+        tos = getattr(rec, "tos", None)
+        where = f"{getattr(rec, 'via', 'script')} {getattr(rec, 'device', None) or ''}".strip()
+        dev.host_dscp.append(Val(marked, Src(file, line, f"{where}: ToS {tos} = DSCP {marked}")))
     elif kind in ("rdma-traffic-class", "cma-roce-tos"):
         dscp = getattr(rec, "dscp", None)
         if isinstance(dscp, int):
@@ -131,3 +158,26 @@ def _apply(dev: ObservedDevice, file: str, kind: str, rec: Record) -> None:
             where = getattr(rec, "device", None) or kind
             text = f"{where}: ToS {tos} = DSCP {dscp}" if tos is not None else f"DSCP {dscp}"
             dev.host_dscp.append(Val(dscp, Src(file, line, text)))
+
+
+def _apply_script_qos(dev: ObservedDevice, file: str, rec: Record) -> None:
+    """One ``mlnx_qos`` line of a script: trust, PFC priorities, DSCP → priority entries."""
+    iface = getattr(rec, "interface", None) or "nic"
+    v = _port(dev, iface)
+    text = str(getattr(rec, "text", "") or "mlnx_qos")
+    src = Src(file, rec.line, text)
+    trust = getattr(rec, "trust", None)
+    if trust:
+        v.trust = Val(str(trust), src)
+    pfc = getattr(rec, "pfc_priorities", None)
+    if pfc is not None:
+        v.pfc_priorities = Val(tuple(sorted(pfc)), src)
+    added: dict[int, int] = dict(getattr(rec, "dscp_set", None) or {})
+    deleted: list[int] = list(getattr(rec, "dscp_deleted", None) or [])
+    flush = bool(getattr(rec, "dscp_flush", False))
+    if added or deleted or flush:
+        current = {} if flush or v.dscp_to_tc is None else dict(v.dscp_to_tc.value)
+        for dscp in deleted:
+            current.pop(dscp, None)
+        current.update(added)
+        v.dscp_to_tc = Val(dict(sorted(current.items())), src)

@@ -1,0 +1,1 @@
+"""alembic revisions of the bench store (loaded by alembic from their files, not imported)."""
