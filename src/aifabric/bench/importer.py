@@ -43,13 +43,17 @@ A test without result rows (a run that aborted) gives no run and one warning. In
 single-rank runs (built without ``MPI=1``; the parser warns) stay one run whose sizes repeat.
 Input in which the parser finds no nccl-tests header and no row at all is :class:`InputError`
 (exit 2).
+
+perftest output (``ib_write_bw`` & co.) is read by :func:`read_perftest` (fields in the comment
+block above it); :func:`read_results`, what ``bench import`` and ``bench compare`` call, picks
+the reader by the evidence registry's detection.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -58,13 +62,26 @@ from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, decode_capture
 from aifabric.evidence.nccl_log import NcclEnv
 from aifabric.evidence.nccl_tests import NcclTestsHeader, NcclTestsRow, NcclTestsSummary
-from aifabric.evidence.registry import parse_text
+from aifabric.evidence.perftest import (
+    PerftestBwRow,
+    PerftestLatRow,
+    PerftestNotice,
+    PerftestParams,
+)
+from aifabric.evidence.registry import detect_scores, parse_text
 from aifabric.inputs import loads_json, read_input
 
 BUILTIN_MARK = "# aifabric built-in collective benchmark"
 """The first header line of :mod:`aifabric.bench.collective` output (its ``TOOL_NAME``)."""
 
-__all__ = ["ImportResult", "import_nccl_tests", "read_nccl_tests"]
+__all__ = [
+    "ImportResult",
+    "import_nccl_tests",
+    "pair_from_name",
+    "read_nccl_tests",
+    "read_perftest",
+    "read_results",
+]
 
 _ENV_PREFIXES = ("NCCL_", "FI_", "UCX_")
 _DRIVER_RE = re.compile(r"cudaDriverVersion (\d{4,6})\b")
@@ -359,3 +376,268 @@ def import_nccl_tests(
         driver_version=driver_version,
         name=name,
     ).runs
+
+
+# -- perftest ---------------------------------------------------------------------------------
+#
+# perftest (https://github.com/linux-rdma/perftest) output → one run per bandwidth run in the
+# capture, read with the evidence parser :mod:`aifabric.evidence.perftest`:
+#
+# * ``rows``: one per table line, ``size_bytes`` = ``#bytes``, ``algbw_gbps`` = ``busbw_gbps``
+#   = ``BW average`` in GB/s (10^9 B/s). ``[Gb/sec]`` (``--report_gbits``) is 10^9 bit/s, so
+#   ÷ 8; ``[MB/sec]`` is MiB/s: ``print_report_bw()`` in ``src/perftest_parameters.c`` at tag
+#   26.04.17 divides by ``format_factor = (user_param->report_fmt == MBS) ? 0x100000 :
+#   125000000``, so MB/sec × 2^20 / 10^9 (the parser's ``bw_avg_GBps``). A point-to-point
+#   test has no bus factor: busbw = algbw. ``time_us`` = ``#bytes`` / BW average (perftest
+#   prints no time; with several QPs it is the aggregate time per message). A row whose
+#   average is 0 or missing is left out with a warning. ``count``/``dtype``/``redop``/``wrong``
+#   are ``None``, ``in_place`` False;
+# * ``collective``: the binary, from the title (``RDMA_Write BW Test`` → ``ib_write_bw``,
+#   ``Send`` → ``ib_send_bw``, ``Atomic`` → ``ib_atomic_bw``, raw Ethernet →
+#   ``raw_ethernet_bw``), with ``_bidir`` appended for ``-b`` runs: perftest's
+#   ``print_full_bw_report()`` adds the peer's figures, so a bidirectional average is the sum
+#   of both directions and must not share a history with one-way runs. Without a title, the
+#   first ``ib_*_bw`` named in the capture (its command line), else ``perftest_bw``;
+# * ``pair``: the caller's (``--pair A,B``), else the file name's (:func:`pair_from_name`);
+#   ``hosts`` the pair (sorted), ``ranks`` 2;
+# * ``started``: the caller's, else the ``Connected: Thu Apr 23 01:20:55 2026`` line newer
+#   perftest prints (local time of the host, no zone: taken as UTC), else the file's
+#   modification time, else now;
+# * latency runs (``ib_*_lat``) have no bandwidth and are not imported (one warning each);
+#   a run without result rows (failed, truncated) gives no run and one warning.
+#
+# Input in which the parser finds no perftest record at all is :class:`InputError` (exit 2).
+
+_PERFTEST_VERBS = {
+    "write": "ib_write_bw",
+    "read": "ib_read_bw",
+    "send": "ib_send_bw",
+    "atomic": "ib_atomic_bw",
+    "raw_ethernet": "raw_ethernet_bw",
+}
+_PERFTEST_BINARY_RE = re.compile(r"\b(ib_(?:write|read|send|atomic)_bw|raw_ethernet_bw)\b")
+_CONNECTED_RE = re.compile(
+    r"(?m)^\s*Connected:\s+[A-Z][a-z]{2} ([A-Z][a-z]{2} {1,2}\d{1,2} \d\d:\d\d:\d\d \d{4})\s*$"
+)
+_NAME_SUFFIXES = (".txt", ".log", ".out")
+_NAME_PREFIX_RE = re.compile(r"^(?:ib_(?:write|read|send|atomic)_(?:bw|lat)|raw_ethernet_bw)[-_.]")
+_HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
+
+
+def pair_from_name(name: str) -> tuple[str, str] | None:
+    """The host pair a perftest result file is named after, or ``None``.
+
+    The file name without its directory and without a ``.txt``/``.log``/``.out`` suffix, and
+    without a leading perftest binary name and separator (``ib_write_bw-``, ``ib_read_bw_``),
+    is ``A--B`` (two hyphens: host names may hold one) or, when it holds exactly one hyphen,
+    ``A-B``: ``ib_write_bw-h1-h3.txt`` → (h1, h3), ``ib_write_bw-node-01--node-02.log`` →
+    (node-01, node-02), ``gpu7--gpu9`` → (gpu7, gpu9). Anything else (``node-01-node-02``,
+    one name, two equal names) is ``None``: give ``--pair``.
+    """
+    stem = Path(name).name
+    for suffix in _NAME_SUFFIXES:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    m = _NAME_PREFIX_RE.match(stem)
+    if m is not None:
+        stem = stem[m.end() :]
+    if stem.count("--") == 1:
+        a, b = stem.split("--")
+    elif stem.count("-") == 1:
+        a, b = stem.split("-")
+    else:
+        return None
+    if a == b or not _HOST_RE.fullmatch(a) or not _HOST_RE.fullmatch(b):
+        return None
+    return a, b
+
+
+def _perftest_collective(params: PerftestParams | None, text: str) -> str | None:
+    if params is not None and params.verb in _PERFTEST_VERBS:
+        name = _PERFTEST_VERBS[params.verb]
+        return f"{name}_bidir" if params.bidirectional else name
+    m = _PERFTEST_BINARY_RE.search(text)
+    return m.group(1) if m is not None else None
+
+
+def _connected_at(text: str) -> datetime | None:
+    m = _CONNECTED_RE.search(text)
+    if m is None:
+        return None
+    try:
+        return datetime.strptime(" ".join(m.group(1).split()), "%b %d %H:%M:%S %Y").replace(
+            tzinfo=UTC
+        )
+    except ValueError:
+        return None
+
+
+def _perftest_rows(rows: list[PerftestBwRow], run: int, warnings: list[str]) -> list[BenchRow]:
+    out: list[BenchRow] = []
+    for r in rows:
+        gbps = r.bw_avg_GBps
+        if gbps is None or not gbps > 0.0 or r.size_bytes <= 0:
+            warnings.append(
+                f"run {run}: line {r.line}: {r.size_bytes} B has no positive BW average; "
+                "row left out"
+            )
+            continue
+        out.append(
+            BenchRow(
+                size_bytes=r.size_bytes,
+                count=None,
+                dtype=None,
+                redop=None,
+                time_us=r.size_bytes / (gbps * 1e3),  # bytes / (GB/s) = ns; / 1e3 → µs
+                algbw_gbps=gbps,
+                busbw_gbps=gbps,
+                in_place=False,
+                wrong=None,
+            )
+        )
+    return out
+
+
+def _load(
+    data: Path | str | bytes, name: str | None, started: datetime | None
+) -> tuple[str, str | None, datetime | None]:
+    """(text, source, started) of an input: a path read under the input policy (its mtime is
+    the fallback start), bytes decoded, a string taken as the text."""
+    when = utc(started) if started is not None else None
+    if isinstance(data, Path):
+        source = name or str(data)
+        text = decode_capture(read_input(data, "capture"), source)
+        if when is None and str(data) != "-":
+            when = datetime.fromtimestamp(os.stat(data).st_mtime, UTC)
+        return text, source, when
+    if isinstance(data, bytes):
+        return decode_capture(data, name or "<input>"), name, when
+    return data, name, when
+
+
+def read_perftest(
+    data: Path | str | bytes,
+    *,
+    pair: tuple[str, str] | None = None,
+    label: str | None = None,
+    cluster: str | None = None,
+    fabric_hash: str | None = None,
+    started: datetime | None = None,
+    name: str | None = None,
+) -> ImportResult:
+    """Read perftest output (``ib_write_bw`` & co., either side) into runs: see the comment
+    block above for the fields. ``data`` as for :func:`read_nccl_tests`; ``pair`` the two hosts,
+    else taken from the file name (``name`` or the path) by :func:`pair_from_name`.
+
+    Returns one run per bandwidth run with rows and the warnings; :class:`InputError` when the
+    input holds no perftest output at all.
+    """
+    text, source, when = _load(data, name, started)
+    parsed = parse_text(text, "perftest", source or "<input>")
+    result = ImportResult(warnings=[str(w) for w in parsed.warnings])
+    params = {p.run: p for p in parsed.of_type(PerftestParams)}
+    bw_rows = parsed.of_type(PerftestBwRow)
+    lat_runs = {r.run for r in parsed.of_type(PerftestLatRow)}
+    if not parsed.records:
+        raise InputError(
+            f"{source or '<input>'}: no perftest output found (no title, parameter block, "
+            "results table or perftest error line)"
+        )
+    if pair is None and source is not None:
+        pair = pair_from_name(source)
+    if pair is None:
+        result.warnings.append(
+            "no host pair (give --pair A,B or name the file TOOL-A-B.txt / A--B.txt): "
+            "the runs cannot take part in a pairwise sweep"
+        )
+    if started is None:
+        when = _connected_at(text) or when
+    by_run: dict[int, list[PerftestBwRow]] = {}
+    for r in bw_rows:
+        by_run.setdefault(r.run, []).append(r)
+    for run in sorted(set(params) | set(by_run) | lat_runs):
+        p = params.get(run)
+        if run in lat_runs and run not in by_run:
+            title = p.test if p is not None else "latency test"
+            result.warnings.append(f"run {run}: {title} is a latency test; not imported")
+            continue
+        rows = _perftest_rows(by_run.get(run, []), run, result.warnings)
+        if not rows:
+            title = p.test if p is not None else "perftest run"
+            result.warnings.append(f"run {run}: {title} has no result rows; nothing imported")
+            continue
+        coll = _perftest_collective(p, text)
+        if coll is None:
+            coll = "perftest_bw"
+            result.warnings.append(
+                f"run {run}: the capture names no perftest test; stored as 'perftest_bw'"
+            )
+        result.runs.append(
+            BenchRun(
+                collective=coll,
+                tool="perftest",
+                rows=tuple(rows),
+                started=when or datetime.now(UTC),
+                hosts=tuple(sorted(pair)) if pair is not None else (),
+                ranks=2,
+                cluster=cluster,
+                fabric_hash=fabric_hash,
+                label=label,
+                source=source,
+                pair=pair,
+            )
+        )
+    if not result.runs:
+        errors = [n.text for n in parsed.of_type(PerftestNotice) if n.code == "error"]
+        if errors:
+            result.warnings.append(f"perftest failed: {errors[0]}; nothing imported")
+    return result
+
+
+def _is_perftest(text: str) -> bool:
+    """Whether the evidence registry's best guess for ``text`` is perftest."""
+    scores = detect_scores(text)
+    return bool(scores) and scores[0][1] == "perftest"
+
+
+def read_results(
+    data: Path | str | bytes,
+    *,
+    pair: tuple[str, str] | None = None,
+    label: str | None = None,
+    cluster: str | None = None,
+    fabric_hash: str | None = None,
+    started: datetime | None = None,
+    name: str | None = None,
+) -> ImportResult:
+    """``bench import``'s reader: perftest output when the evidence registry detects the
+    ``perftest`` kind first (:func:`read_perftest`), else nccl-tests or built-in benchmark
+    output (:func:`read_nccl_tests`, unchanged). ``pair`` marks every nccl-tests run as that
+    pair too; a file name gives a pair to perftest runs only (nccl-tests file names such as
+    ``all_reduce-2-nodes.txt`` would read as one)."""
+    text, source, _ = _load(data, name, started)
+    # a regular file is read again by path so that each reader keeps its own rules for the
+    # start time (-J start_time or the Connected: line before the mtime); stdin is read once
+    again: Path | str = data if isinstance(data, Path) and str(data) != "-" else text
+    if _is_perftest(text):
+        return read_perftest(
+            again,
+            pair=pair,
+            label=label,
+            cluster=cluster,
+            fabric_hash=fabric_hash,
+            started=started,
+            name=source,
+        )
+    got = read_nccl_tests(
+        again,
+        label=label,
+        cluster=cluster,
+        fabric_hash=fabric_hash,
+        started=started,
+        name=source,
+    )
+    if pair is not None:
+        got.runs = [replace(r, pair=pair) for r in got.runs]
+    return got

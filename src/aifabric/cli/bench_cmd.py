@@ -1,14 +1,21 @@
 """``aifabric bench ...``: keep nccl-tests shaped results, compare each run with its history and
 with the estimate, log changes and report before/after them (issue 20, S23).
 
-Commands: ``bench import FILE... [--db URL] [--label] [--cluster] [--fabric FABRIC]``,
-``bench compare FILE [--db URL] [--last N] [--fabric FABRIC] [--plot out.svg]`` (JSON keys
+Commands: ``bench import FILE... [--db URL] [--label] [--cluster] [--fabric FABRIC] [--pair
+A,B]``, ``bench compare FILE... [--db URL] [--last N] [--fabric FABRIC] [--plot out.svg]
+[--pair A,B]`` (JSON keys
 ``findings``, ``summary``, ``rows``; exit 1 on a regression), ``bench history [--collective]
 [--size] [--plot trend.svg]`` (JSON keys ``runs``, ``changes``), ``bench mark-change TEXT``
 (JSON key ``change``) and ``bench report CHANGE_ID|--change TEXT`` (before/after; JSON keys
 ``change``, ``findings``, ``summary``, ``rows``; exit 1 when the change made a size worse).
 ``--db`` takes a file path or URL; without it ``$AIFABRIC_DB``, else the SQLite file
 ``~/.local/share/aifabric/bench.db`` (:mod:`aifabric.bench.store`).
+
+FILE is nccl-tests output, the built-in benchmark's, or perftest's (``ib_write_bw`` & co.),
+told apart by the evidence registry's detection (:func:`aifabric.bench.importer.read_results`).
+A perftest run's host pair is ``--pair A,B``, else its file name: ``ib_write_bw-A-B.txt`` or
+``A--B.txt`` (:func:`aifabric.bench.importer.pair_from_name`); ``bench compare`` over the files
+of a pairwise sweep names the bad host (``bench.outlier-host``, exit 1).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from aifabric.bench.compare import (
     platform_for_run,
     run_rows,
 )
-from aifabric.bench.importer import read_nccl_tests
+from aifabric.bench.importer import read_results
 from aifabric.bench.model import BenchRun, Change
 from aifabric.cli.common import (
     CatalogOpt,
@@ -76,6 +83,15 @@ ClusterOpt = Annotated[
     str | None,
     typer.Option("--cluster", help="cluster name the runs belong to", show_default=False),
 ]
+PairOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pair",
+        help="the two hosts of a pairwise test, A,B (default for perftest: from the file name "
+        "TOOL-A-B.txt or A--B.txt)",
+        show_default=False,
+    ),
+]
 LastOpt = Annotated[
     int, typer.Option("--last", min=1, max=1000, help="newest comparable runs in the baseline")
 ]
@@ -84,6 +100,16 @@ LastOpt = Annotated[
 def _fabric_hash(path: Path) -> str:
     """First 16 hex digits of the fabric file's SHA-256: which design a run was measured on."""
     return hashlib.sha256(read_input(path, "fabric")).hexdigest()[:16]
+
+
+def _pair(text: str | None) -> tuple[str, str] | None:
+    """``--pair A,B`` → (A, B); :class:`InputError` unless two different non-empty names."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise InputError(f"--pair {text!r}: expected two different host names, A,B")
+    return parts[0], parts[1]
 
 
 def _peak(run: BenchRun) -> tuple[int, float] | None:
@@ -96,35 +122,39 @@ def _peak(run: BenchRun) -> tuple[int, float] | None:
 
 @bench_app.command("import")
 def import_cmd(
-    files: Annotated[list[Path], typer.Argument(help="nccl-tests output (text or -J JSON)")],
+    files: Annotated[
+        list[Path], typer.Argument(help="nccl-tests output (text or -J JSON) or perftest output")
+    ],
     db: DbOpt = None,
     label: Annotated[str | None, typer.Option("--label", help="a note kept with the runs")] = None,
     cluster: ClusterOpt = None,
     fabric: Annotated[
         Path | None, typer.Option("--fabric", help="fabric file the runs were measured on")
     ] = None,
+    pair: PairOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Store every test of every FILE as a run (one per test in a file)."""
     fh = _fabric_hash(fabric) if fabric is not None else None
+    hosts = _pair(pair)
     runs: list[BenchRun] = []
     warnings: list[str] = []
     for f in files:
-        got = read_nccl_tests(f, label=label, cluster=cluster, fabric_hash=fh)
+        got = read_results(f, pair=hosts, label=label, cluster=cluster, fabric_hash=fh)
         runs.extend(got.runs)
         warnings.extend(f"{f}: {w}" for w in got.warnings)
     for w in warnings:
         err_console.print(f"warning: {w}", markup=False)
     if not runs:
         raise InputError(
-            f"{', '.join(map(str, files))}: no nccl-tests result rows to import (aborted runs?)"
+            f"{', '.join(map(str, files))}: no benchmark result rows to import (aborted runs?)"
         )
     from aifabric.bench.store import opened  # noqa: PLC0415 (SQLAlchemy on use)
 
     with opened(db) as store:
         ids = store.add_runs(runs)
         where = store.url
-    items = []
+    items: list[dict[str, Any]] = []
     for run_id, run in zip(ids, runs, strict=True):
         peak = _peak(run)
         items.append(
@@ -135,6 +165,7 @@ def import_cmd(
                 "tool": run.tool,
                 "ranks": run.ranks,
                 "cluster": run.cluster,
+                "pair": list(run.pair) if run.pair is not None else None,
                 "sizes": len(run_rows(run)),
                 "max_size_bytes": peak[0] if peak else None,
                 "busbw_gbps_at_max": round(peak[1], 3) if peak else None,
@@ -165,7 +196,12 @@ def _history_for(store: Store, run: BenchRun, last: int) -> list[BenchRun]:
 
 @bench_app.command("compare")
 def compare_cmd(
-    file: Annotated[Path, typer.Argument(help="nccl-tests output of the run to judge")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="nccl-tests or perftest output of the run to judge (several: a pairwise sweep)"
+        ),
+    ],
     db: DbOpt = None,
     last: LastOpt = 10,
     cluster: ClusterOpt = None,
@@ -180,18 +216,24 @@ def compare_cmd(
     min_effect: Annotated[
         float, typer.Option("--min-effect", min=0.0, max=1.0, help="minimum relative drop")
     ] = 0.05,
+    pair: PairOpt = None,
     catalog: CatalogOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Judge FILE per message size against the median/MAD band of the last N comparable runs
     and the estimate; find the bad host of a pairwise sweep. Exit 1 on a regression. The run is
-    not stored: bench import it when it is healthy."""
-    got = read_nccl_tests(file, cluster=cluster)
-    for w in got.warnings:
-        err_console.print(f"warning: {file}: {w}", markup=False)
-    runs = got.runs
+    not stored: bench import it when it is healthy. Several FILEs (the pairs of a sweep, each
+    with --pair or named TOOL-A-B.txt) are judged each and then together."""
+    hosts = _pair(pair)
+    runs: list[BenchRun] = []
+    for file in files:
+        got = read_results(file, pair=hosts, cluster=cluster)
+        for w in got.warnings:
+            err_console.print(f"warning: {file}: {w}", markup=False)
+        runs.extend(got.runs)
     if not runs:
-        raise InputError(f"{file}: no nccl-tests result rows to compare (aborted run?)")
+        names = ", ".join(map(str, files))
+        raise InputError(f"{names}: no benchmark result rows to compare (aborted run?)")
     t = Thresholds(k=k, min_effect=min_effect, last=last)
     fab = load_fabric(fabric, get_catalog(catalog)) if fabric is not None else None
     cat = get_catalog(catalog) if fab is not None else None

@@ -467,15 +467,25 @@ def _yes(v: tuple[str, str, int] | None) -> bool | None:
 # JSON / YAML
 
 
-def _flatten(obj: Any, prefix: str, out: dict[str, str]) -> None:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
-    elif isinstance(obj, list):
-        for item in obj:
-            _flatten(item, prefix, out)
-    elif obj is not None:
-        out[prefix] = str(obj).lower() if isinstance(obj, bool) else str(obj)
+def _flatten(obj: Any, prefix: str, out: dict[str, str]) -> bool:
+    """Leaves of ``obj`` as dotted paths; False when :data:`_MAX_CONFIG_NODES` were walked
+    (YAML aliases make a small document a huge tree: an alias bomb stops here, not in RAM)."""
+    budget = _MAX_CONFIG_NODES
+    stack: list[tuple[Any, str]] = [(obj, prefix)]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(
+                (v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(node.items()))
+            )
+        elif isinstance(node, list):
+            stack.extend((item, path) for item in reversed(node))
+        elif node is not None:
+            out[path] = str(node).lower() if isinstance(node, bool) else str(node)
+    return True
 
 
 def _structured(text: str, result: ParseResult) -> None:
@@ -493,7 +503,8 @@ def _structured(text: str, result: ParseResult) -> None:
     if config:
         _config_doc(text, result)
     flat: dict[str, str] = {}
-    _flatten(data, "", flat)
+    if not _flatten(data, "", flat):
+        result.warn(None, "NVUE JSON/YAML: too many nodes (aliases?); the rest is skipped")
     lines = text.split("\n")
     values: dict[str, tuple[str, str, int]] = {}
     for full, value in flat.items():
