@@ -610,10 +610,12 @@ def read_results(
     fabric_hash: str | None = None,
     started: datetime | None = None,
     name: str | None = None,
+    collective: str | None = None,
 ) -> ImportResult:
     """``bench import``'s reader: perftest output when the evidence registry detects the
     ``perftest`` kind first (:func:`read_perftest`), else nccl-tests or built-in benchmark
-    output (:func:`read_nccl_tests`, unchanged). ``pair`` marks every nccl-tests run as that
+    output (:func:`read_nccl_tests`, unchanged; ``collective`` is its fallback when the output
+    does not name one). ``pair`` marks every nccl-tests run as that
     pair too; a file name gives a pair to perftest runs only (nccl-tests file names such as
     ``all_reduce-2-nodes.txt`` would read as one)."""
     text, source, _ = _load(data, name, started)
@@ -637,6 +639,7 @@ def read_results(
         fabric_hash=fabric_hash,
         started=started,
         name=source,
+        collective=collective,
     )
     if pair is not None:
         got.runs = [replace(r, pair=pair) for r in got.runs]

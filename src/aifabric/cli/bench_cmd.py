@@ -83,6 +83,14 @@ ClusterOpt = Annotated[
     str | None,
     typer.Option("--cluster", help="cluster name the runs belong to", show_default=False),
 ]
+CollectiveOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--collective",
+        help="collective of nccl-tests output that does not name it (all_reduce, ...)",
+        show_default=False,
+    ),
+]
 PairOpt = Annotated[
     str | None,
     typer.Option(
@@ -132,6 +140,7 @@ def import_cmd(
         Path | None, typer.Option("--fabric", help="fabric file the runs were measured on")
     ] = None,
     pair: PairOpt = None,
+    collective: CollectiveOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
     """Store every test of every FILE as a run (one per test in a file)."""
@@ -140,7 +149,8 @@ def import_cmd(
     runs: list[BenchRun] = []
     warnings: list[str] = []
     for f in files:
-        got = read_results(f, pair=hosts, label=label, cluster=cluster, fabric_hash=fh)
+        got = read_results(f, pair=hosts, label=label, cluster=cluster, fabric_hash=fh,
+                           collective=collective)
         runs.extend(got.runs)
         warnings.extend(f"{f}: {w}" for w in got.warnings)
     for w in warnings:
@@ -217,6 +227,7 @@ def compare_cmd(
         float, typer.Option("--min-effect", min=0.0, max=1.0, help="minimum relative drop")
     ] = 0.05,
     pair: PairOpt = None,
+    collective: CollectiveOpt = None,
     catalog: CatalogOpt = None,
     fmt: FormatOpt = OutputFormat.table,
 ) -> None:
@@ -227,7 +238,7 @@ def compare_cmd(
     hosts = _pair(pair)
     runs: list[BenchRun] = []
     for file in files:
-        got = read_results(file, pair=hosts, cluster=cluster)
+        got = read_results(file, pair=hosts, cluster=cluster, collective=collective)
         for w in got.warnings:
             err_console.print(f"warning: {file}: {w}", markup=False)
         runs.extend(got.runs)

@@ -207,3 +207,13 @@ def test_real_fixture_history_flags_degraded_copy(tmp_path: Path) -> None:
     row = next(row for row in doc["rows"] if row["size_bytes"] == 128 << 20)
     assert row["baseline_median"] == pytest.approx(101.70)  # out-of-place busbw of the fixture
     assert row["busbw_gbps"] == pytest.approx(71.19)
+
+
+def test_import_collective_option_names_what_the_output_does_not(tmp_path: Path) -> None:
+    """issue 214's capture is a sendrecv_perf table that never prints its binary name."""
+    src = (Path(__file__).resolve().parents[2] / "fixtures" / "evidence" / "nccl-tests"
+           / "issue214-sendrecv-inplace-wrong-na" / "input.txt")
+    db = tmp_path / "b.db"
+    r = bench("import", str(src), "--db", str(db), "--collective", "sendrecv", "-F", "json")
+    assert r.code == 0, r.err
+    assert [x["collective"] for x in r.json()["imported"]] == ["sendrecv"]
