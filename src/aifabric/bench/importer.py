@@ -311,26 +311,18 @@ def read_nccl_tests(
     collective: str | None = None,
     driver_version: str | None = None,
     name: str | None = None,
+    file_time: datetime | None = None,
 ) -> ImportResult:
     """Read nccl-tests output: a :class:`~pathlib.Path` (``-`` for stdin) is read under the
     input policy (:func:`aifabric.inputs.read_input`), ``bytes`` are decoded, a ``str`` is the
-    text itself. ``name`` is recorded as ``source`` for text (the path for files).
+    text itself. ``name`` is recorded as ``source`` for text (the path for files);
+    ``file_time`` is the start of last resort for text already read from a file (its mtime).
 
     Returns the runs (one per test with rows) and the warnings; :class:`InputError` when the
     file cannot be read or holds no nccl-tests output at all. See the module doc for fields.
     """
-    source = name
-    when = utc(started) if started is not None else None
-    if isinstance(data, Path):
-        source = name or str(data)
-        raw = read_input(data, "capture")
-        text = decode_capture(raw, source)
-        if when is None and str(data) != "-":
-            when = datetime.fromtimestamp(os.stat(data).st_mtime, UTC)
-    elif isinstance(data, bytes):
-        text = decode_capture(data, name or "<input>")
-    else:
-        text = data
+    text, source, when = _load(data, name, started)
+    when = when or file_time
     parsed = parse_text(text, "nccl-tests", source or "<input>")
     result = ImportResult(warnings=[str(w) for w in parsed.warnings])
     json_env: dict[str, str] = {}
@@ -525,6 +517,7 @@ def read_perftest(
     fabric_hash: str | None = None,
     started: datetime | None = None,
     name: str | None = None,
+    file_time: datetime | None = None,
 ) -> ImportResult:
     """Read perftest output (``ib_write_bw`` & co., either side) into runs: see the comment
     block above for the fields. ``data`` as for :func:`read_nccl_tests`; ``pair`` the two hosts,
@@ -534,6 +527,7 @@ def read_perftest(
     input holds no perftest output at all.
     """
     text, source, when = _load(data, name, started)
+    when = when or file_time
     parsed = parse_text(text, "perftest", source or "<input>")
     result = ImportResult(warnings=[str(w) for w in parsed.warnings])
     params = {p.run: p for p in parsed.of_type(PerftestParams)}
@@ -618,13 +612,14 @@ def read_results(
     does not name one). ``pair`` marks every nccl-tests run as that
     pair too; a file name gives a pair to perftest runs only (nccl-tests file names such as
     ``all_reduce-2-nodes.txt`` would read as one)."""
-    text, source, _ = _load(data, name, started)
-    # a regular file is read again by path so that each reader keeps its own rules for the
-    # start time (-J start_time or the Connected: line before the mtime); stdin is read once
-    again: Path | str = data if isinstance(data, Path) and str(data) != "-" else text
+    text, source, when = _load(data, name, started)
+    # read once; the file's mtime goes along as the start of last resort, so each reader keeps
+    # its own rule for a start the output states (-J start_time, perftest's Connected: line)
+    file_time = when if started is None else None
     if _is_perftest(text):
         return read_perftest(
-            again,
+            text,
+            file_time=file_time,
             pair=pair,
             label=label,
             cluster=cluster,
@@ -633,7 +628,8 @@ def read_results(
             name=source,
         )
     got = read_nccl_tests(
-        again,
+        text,
+        file_time=file_time,
         label=label,
         cluster=cluster,
         fabric_hash=fabric_hash,

@@ -6,8 +6,9 @@ detection beside nccl-tests, and the "find the bad node" path through ``bench co
 from __future__ import annotations
 
 import json
+import os
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +279,28 @@ def test_import_failed_run_is_input_error(tmp_path: Path) -> None:
     path = PERFTEST / "perftest-228-connect-error" / "input.txt"
     code, msg = bench("import", str(path), "--db", str(tmp_path / "b.db"))
     assert code == 2 and "no benchmark result rows" in msg
+
+
+@pytest.mark.parametrize(
+    "case", ["nccl-tests/aws-batch-p5-tag-output-wide-header",
+             "perftest/ainic-rocm-gdr-bidir-sweep-server"]
+)
+def test_read_results_reads_a_file_once_and_dates_it_by_mtime_or_the_output(
+    case: str, tmp_path: Path
+) -> None:
+    """One read per file; a start the output states wins, else the file's mtime."""
+    src = next((ROOT / case).glob("input.*"))
+    f = tmp_path / "ib_write_bw-a-b.txt"
+    f.write_bytes(src.read_bytes())
+    mtime = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    os.utime(f, (mtime.timestamp(), mtime.timestamp()))
+    got = read_results(f)
+    assert got.runs
+    # the same text given as a string has no mtime: it is dated now unless it states a start
+    from_text = read_results(src.read_text(encoding="utf-8")).runs[0].started
+    states_start = datetime.now(UTC) - from_text > timedelta(minutes=5)
+    for run in got.runs:
+        assert run.source == str(f)
+        assert run.started == (from_text if states_start else mtime)
+    explicit = datetime(2025, 5, 5, tzinfo=UTC)
+    assert {r.started for r in read_results(f, started=explicit).runs} == {explicit}
