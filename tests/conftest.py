@@ -70,3 +70,15 @@ def run_cli(*args: str, cwd: Path | None = None) -> CliResult:
 @pytest.fixture
 def cli() -> Any:
     return run_cli
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float = 10) -> None:
+    """Stop a process a test started, by its PID: SIGTERM, then SIGKILL after ``timeout``."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

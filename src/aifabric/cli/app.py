@@ -20,6 +20,7 @@ from aifabric.cli.diagnose_cmd import diagnose_cmd
 from aifabric.cli.estimate_cmd import estimate_cmd
 from aifabric.cli.lab_cmd import lab_app
 from aifabric.cli.misc_cmd import catalog, schema
+from aifabric.cli.monitor_cmd import monitor_app
 from aifabric.cli.parse_cmd import parse
 from aifabric.cli.probe_cmd import probe
 from aifabric.cli.render_cmd import render
@@ -49,6 +50,7 @@ app.command("catalog")(catalog)
 app.add_typer(lab_app)
 bench_app.command("run")(bench_run)
 app.add_typer(bench_app)
+app.add_typer(monitor_app)
 app.command("probe")(probe)
 app.command("render")(render)
 

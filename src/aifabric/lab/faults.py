@@ -126,6 +126,13 @@ def _commands(
             raise InputError(f"--value {value}: an MTU between 68 and 65535")
         return [(node, [f"ip link set dev {iface.name} mtu {mtu}"],
                  [f"ip link set dev {iface.name} mtu {iface.mtu}"])]
+    if kind in {"loss", "throttle"} and node and iface and iface.bridged:
+        # routed packets leave and enter through br0, and iptables does not see frames a
+        # bridge switches: a rule on the port would silently never match
+        raise InputError(
+            f"{node.name}'s {iface.name} is a port of its bridge br0, which iptables does not "
+            f"see: put the {kind} fault on the other end (--link {iface.peer}:{node.name})"
+        )
     if kind == "loss" and node and iface:
         pct = float(value.rstrip("%"))
         if not 0 < pct <= 100:

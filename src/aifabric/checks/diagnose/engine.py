@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from aifabric.catalog import Catalog
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
@@ -49,6 +49,7 @@ from aifabric.inputs import is_parsed_companion, read_input
 from aifabric.model import Fabric
 
 __all__ = [
+    "Capture",
     "Diagnosis",
     "Evidence",
     "EvidenceFile",
@@ -215,14 +216,35 @@ _SKIP_NAMES = frozenset(
 )
 
 
+class Capture(Protocol):
+    """An already-parsed capture given to :func:`load_evidence` beside files (e.g. counters read
+    back from Prometheus, :mod:`aifabric.monitor.fleet`): it becomes one :class:`EvidenceFile`
+    and its records go through the same items, scans and derivers as a file's."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def lines(self) -> Sequence[str]: ...
+    @property
+    def result(self) -> ParseResult: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def numbers(self) -> list[int] | None: ...
+
+
 def load_evidence(
     paths: Sequence[Path],
     *,
     fabric: Fabric | None = None,
     catalog: Catalog | None = None,
     on_file: Callable[[Path], None] | None = None,
+    captures: Sequence[Capture] = (),
 ) -> Evidence:
-    """Parse every file under ``paths`` (bundle directories give the host by folder name).
+    """Parse every file under ``paths`` (bundle directories give the host by folder name), and
+    take ``captures`` (parsed elsewhere) as they are.
 
     Each file is split into parts (:func:`aifabric.evidence.paste.parse_paste`: prompts,
     fences, launcher and host prefixes); parts no parser recognises are kept as ``text`` so
@@ -274,6 +296,14 @@ def load_evidence(
                     ev.items.append(Item(rec, ef, str(who), kind))
                 if kind in SCANNED_KINDS:
                     _scan(ev, ef, index)
+    for cap in captures:
+        ef = EvidenceFile(cap.path, cap.kind, cap.result, cap.lines, cap.subject, cap.numbers)
+        ev.files.append(ef)
+        ev.skipped.extend(f"{cap.path} line {w.line}: {w.message}" for w in cap.result.warnings[:3])
+        for rec in cap.result.records:
+            ev.items.append(Item(rec, ef, str(getattr(rec, "host", None) or cap.subject), cap.kind))
+        if cap.kind in SCANNED_KINDS:
+            _scan(ev, ef, index)
     # derivers live in their own modules and register on import
     from aifabric.checks.diagnose import (  # noqa: F401, PLC0415
         derive_counters,
