@@ -114,9 +114,14 @@ def test_pattern_fast_on_100k_lines(entry: Signature) -> None:
     for ex in entry.examples:
         lines.append((ex + " ") * (100_000 // (len(ex) + 1)))
     for line in lines:
-        start = time.perf_counter()
-        rx.search(line)
-        assert time.perf_counter() - start < 0.05, f"{entry.id}: slow on {line[:20]!r}..."
+        # best of three, against a bound far above a linear scan (a few ms) and far below what
+        # backtracking costs on 100k characters (seconds): a loaded CI machine does not flake it
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            rx.search(line)
+            best = min(best, time.perf_counter() - start)
+        assert best < 0.25, f"{entry.id}: slow on {line[:20]!r}..."
 
 
 def test_catalogue_sizes() -> None:
