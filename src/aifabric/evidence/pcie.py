@@ -36,7 +36,15 @@ classified (``firmware-version``, ``module-event``, ``link-up``, ``link-down``, 
 Unrelated log lines are skipped; a bandwidth or module-event line that cannot be read (truncated)
 is warned about.
 
-Sources: https://man7.org/linux/man-pages/man8/lspci.8.html ; pciutils ``ls-caps.c``
+``setpci-acs``: the ACS Control register read with ``setpci -s BDF ECAP_ACS+0x6.w`` (the NCCL
+troubleshooting guide's check,
+https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html) or ``f2a.w``
+on PLX switches, usually in a loop over bridges: each printed value becomes a
+:class:`PciDevice` with ``acs_ctl`` decoded (``0x001d`` = SrcValid, ReqRedir, CmpltRedir,
+UpstreamFwd: peer-to-peer redirected to the root complex).
+
+Sources: https://man7.org/linux/man-pages/man8/lspci.8.html ;
+https://man7.org/linux/man-pages/man8/setpci.8.html ; pciutils ``ls-caps.c``
 (https://github.com/pciutils/pciutils) for the field layout; Linux ``drivers/pci/pci.c``
 ``__pcie_print_link_status()`` and ``drivers/net/ethernet/mellanox/mlx5/core/{events,health,
 cmd}.c`` for the messages; captures listed in ``tests/fixtures/evidence/{lspci,dmesg-mlx5}/``.
@@ -60,6 +68,7 @@ __all__ = [
     "PcieBandwidth",
     "parse_dmesg_mlx5",
     "parse_lspci",
+    "parse_setpci_acs",
     "pcie_generation",
 ]
 
@@ -356,6 +365,64 @@ def _detect_lspci(text: str) -> float:
     if "Kernel driver in use:" in text or "ACSCtl:" in text:
         return 0.5
     return 0.0
+
+
+_ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",
+             "DirectTrans")
+"""ACS Control register bits 0..6 (PCIe Base Specification, ACS Extended Capability), named as
+``lspci -vvv`` prints them on its ``ACSCtl:`` line (pciutils ``ls-ecaps.c``)."""
+
+_SETPCI_ACS_RE = re.compile(
+    r"\bsetpci\b[^\n]{0,300}?(?:ECAP_ACS\+(?:0x)?0*6|ECAP0*d\+(?:0x)?0*6|\bf2a)\.w\b(?!\s*=)",
+    re.IGNORECASE,
+)
+"""A ``setpci`` that *reads* the ACS Control register: by capability name (``ECAP_ACS+0x6.w``,
+the NCCL troubleshooting guide's form) or at 0xf2a, where PLX/Broadcom PEX switches keep it
+(their ACS capability at 0xf24); ``...=0000`` writes are not reads."""
+_SETPCI_VALUE_RE = re.compile(
+    r"^(?:(?P<bdf>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b[^=\n]{0,80}=\s*)?"
+    r"(?:0x)?(?P<val>[0-9a-fA-F]{4})\s*$"
+)
+
+
+def _detect_setpci_acs(text: str) -> float:
+    head = text[:65536]
+    if "setpci" not in head and "SETPCI" not in head:
+        return 0.0
+    return 0.9 if _SETPCI_ACS_RE.search(head) else 0.0
+
+
+@register(
+    "setpci-acs",
+    summary="setpci -s BDF ECAP_ACS+0x6.w (or f2a.w on PLX switches): ACS Control values",
+    detect=_detect_setpci_acs,
+    refs=("S20",),
+)
+def parse_setpci_acs(text: str) -> ParseResult:
+    """The ACS Control values a ``setpci`` read printed (a loop over bridges prints one 4-digit
+    hex value per device; ``-v`` prefixes the device) → one :class:`PciDevice` per value with
+    ``acs_ctl`` decoded, so the ACS redirect checks read them as they read ``lspci -vvv``.
+    Values only count after a ``setpci`` read command; other lines end the run."""
+    result = ParseResult("setpci-acs")
+    reading = False
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip().lstrip("> ").strip()
+        if not line:
+            continue
+        if _SETPCI_ACS_RE.search(line):
+            reading = True
+            continue
+        m = _SETPCI_VALUE_RE.match(line)
+        if reading and m is not None:
+            value = int(m["val"], 16)
+            dev = PciDevice(line=no, bdf=m["bdf"])
+            dev.acs_ctl = {name: bool(value >> bit & 1) for bit, name in enumerate(_ACS_BITS)}
+            result.records.append(dev)
+            continue
+        if reading and ("password" in line.lower() or line.startswith("[sudo]")):
+            continue  # sudo's prompt between the command and its output
+        reading = False
+    return result
 
 
 @register(
