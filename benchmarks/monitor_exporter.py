@@ -183,6 +183,15 @@ def report(case: str, med: float, p99: float, extra: str) -> None:
     print(f"| {case} | {med:.2f} ms | {p99:.2f} ms | {extra} |", flush=True)
 
 
+def measure(case: str, exporter: Exporter, repeat: int, detail: str = "") -> bytes:
+    """Time ``repeat`` scrapes of ``exporter`` after one warm-up and print the row."""
+    body = exporter.scrape()
+    med, p99 = timeit(exporter.scrape, repeat)
+    series = sum(1 for ln in body.splitlines() if ln and not ln.startswith(b"#"))
+    report(case, med, p99, f"{series} series" + (f", {detail}" if detail else ""))
+    return body
+
+
 def synthetic(repeat: int) -> Exporter:
     names = mlx5_names()
     exporter = Exporter(load_catalogue(), [Synthetic(16, names)])
@@ -219,15 +228,7 @@ def kernel(repeat: int) -> None:
         for i in range(16):
             subprocess.run(["ip", "-n", ns, "link", "set", f"v{i}", "up"], check=True)
         exporter = Exporter(load_catalogue(), [NetCollector([Target("n1", ns)])])
-        body = exporter.scrape()
-        med, p99 = timeit(exporter.scrape, repeat)
-        series = sum(1 for ln in body.splitlines() if ln and not ln.startswith(b"#"))
-        report(
-            "kernel: 16 veth in a netns (ioctl + 2 rtnetlink dumps + procfs)",
-            med,
-            p99,
-            f"{series} series",
-        )
+        measure("kernel: 16 veth in a netns (ioctl + 2 rtnetlink dumps + procfs)", exporter, repeat)
         exporter.close()
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
@@ -280,14 +281,11 @@ def sonic(repeat: int) -> None:
         dump = Path(tmp) / "counters_db.json"
         sonic_dump(64, dump)
         exporter = Exporter(load_catalogue(), [SonicCollector.from_spec("leaf01", f"json:{dump}")])
-        body = exporter.scrape()
-        med, p99 = timeit(exporter.scrape, repeat)
-        series = sum(1 for ln in body.splitlines() if ln and not ln.startswith(b"#"))
-        report(
+        measure(
             "sonic: 64-port COUNTERS_DB dump (json:, file re-read each scrape)",
-            med,
-            p99,
-            f"{series} series, {dump.stat().st_size / 1024:.0f} KiB dump",
+            exporter,
+            repeat,
+            f"{dump.stat().st_size / 1024:.0f} KiB dump",
         )
 
 
