@@ -55,6 +55,7 @@ from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.ethtool_module import Threshold, TransceiverModule
 from aifabric.evidence.ethtool_stats import EthtoolStats, parse_ethtool_stats
+from aifabric.evidence.linux_net import IpLink
 from aifabric.evidence.rdma_counters import RdmaCounters, parse_rdma_counters
 from aifabric.evidence.switch_counters import PfcCounters, PfcwdStats, QueueCounters
 from aifabric.monitor.catalogue import Catalogue, load_catalogue
@@ -482,11 +483,16 @@ def _build_node(
         lambda: [defaultdict(list), defaultdict(list)]
     )
     optics: dict[str, list[Sample]] = defaultdict(list)
+    links: dict[str, list[Sample]] = defaultdict(list)
     for i, samples in enumerate((first, last)):
         for s in samples:
             if s.labels.get("__name__", "") in _OPTICS and "interface" in s.labels:
                 if i == 1:  # gauges: the state at the window's end
                     optics[s.labels["interface"]].append(s)
+                continue
+            if s.labels.get("__name__", "") in _LINK_STATE and "interface" in s.labels:
+                if i == 1:
+                    links[s.labels["interface"]].append(s)
                 continue
             ident = _identity(s)
             raw: _Raw | None = None
@@ -520,6 +526,40 @@ def _build_node(
         _switch_records(node, port, before, after, f"{t0} .. {t1}")
     for iface in sorted(optics):
         _optics_record(node, iface, optics[iface], t1)
+    for n, iface in enumerate(sorted(links), 1):
+        _link_record(node, n, iface, links[iface], t1)
+
+
+_LINK_STATE = ("aifabric_link_mtu_bytes", "aifabric_link_up", "aifabric_link_admin_up")
+"""Interface gauges that become an ``ip link`` record (MTU, admin and operational state)."""
+
+
+def _link_record(node: _Node, index: int, iface: str, samples: list[Sample], when: str) -> None:
+    """One IpLink of ``iface`` at the window's end, so the interface verdicts (no carrier, MTU
+    below the fabric's, MTU different from the fleet's majority) judge it as they judge ``ip
+    link`` captures. ``LOWER_UP`` stands for an operational state of up (the exporter reads
+    operstate, which follows carrier); ``UP`` only when the admin state was exported."""
+    head = node.line(f"# ip link show {iface} as read from Prometheus at {when}")
+    values: dict[str, float] = {}
+    for smp in sorted(samples, key=lambda x: x.labels["__name__"]):
+        node.line(_quote(smp, None))
+        values[smp.labels["__name__"]] = smp.value
+    flags: list[str] = []
+    admin, oper = values.get("aifabric_link_admin_up"), values.get("aifabric_link_up")
+    if admin == 1 or (admin is None and oper == 1):
+        flags.append("UP")
+    if oper == 1:
+        flags.append("LOWER_UP")
+    mtu = values.get("aifabric_link_mtu_bytes")
+    rec = IpLink(
+        line=head, index=index, name=iface, flags=flags,
+        mtu_bytes=int(mtu) if mtu is not None and math.isfinite(mtu) else None,
+        state=None if oper is None else ("UP" if oper == 1 else "DOWN"),
+        # the exporter does not publish the ARPHRD type: IPoIB netdevs are named ib*, and the
+        # verdicts' own filter still skips virtual interfaces (veth, docker, bridges...)
+        link_type="infiniband" if iface.startswith("ib") else "ether",
+    )  # fmt: skip
+    node.add("ip-link", rec, range(head, len(node.lines) + 1))
 
 
 _OPTICS = {

@@ -63,6 +63,7 @@ RTM_NEWQDISC, RTM_GETQDISC = 36, 38
 IFLA_IFNAME, IFLA_MTU, IFLA_OPERSTATE = 3, 4, 16
 IFLA_STATS64, IFLA_CARRIER_CHANGES = 23, 35
 IF_OPER_UP = 6
+IFF_UP = 0x1
 TCA_KIND, TCA_XSTATS, TCA_STATS2 = 1, 4, 7
 TCA_STATS_BASIC, TCA_STATS_QUEUE = 1, 3
 
@@ -214,6 +215,8 @@ class LinkInfo:
     index: int
     name: str
     mtu: int | None = None
+    admin_up: bool | None = None
+    """``IFF_UP`` in ``ifi_flags`` (``ip link set ... up``)."""
     oper_up: bool | None = None
     carrier_changes: int | None = None
     stats: dict[str, int] = field(default_factory=dict)
@@ -283,8 +286,8 @@ def dump_links(sock: socket.socket) -> list[LinkInfo]:
     for mtype, payload in _dump(sock, RTM_GETLINK, body):
         if mtype != RTM_NEWLINK or len(payload) < 16:
             continue
-        index = struct.unpack_from("=i", payload, 4)[0]
-        link = LinkInfo(index=index, name="")
+        index, ifi_flags = struct.unpack_from("=iI", payload, 4)
+        link = LinkInfo(index=index, name="", admin_up=bool(ifi_flags & IFF_UP))
         for kind, value in _attrs(payload, 16, len(payload)):
             if kind == IFLA_IFNAME:
                 link.name = value.split(b"\0", 1)[0].decode("ascii", "replace")

@@ -135,6 +135,8 @@ class NetCollector:
                 raw["mtu"] = link.mtu
             if link.oper_up is not None:
                 raw["oper_up"] = 1 if link.oper_up else 0
+            if link.admin_up is not None:
+                raw["admin_up"] = 1 if link.admin_up else 0
             scrape.add_raw("link", ident, raw)
             if self.ethtool:
                 counters = h.ethtool.read(link.name)

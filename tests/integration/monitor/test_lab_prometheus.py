@@ -26,10 +26,10 @@ from typer.testing import CliRunner
 from aifabric.catalog import load_catalog
 from aifabric.cli.app import app
 from aifabric.design import load_fabric
-from aifabric.lab.faults import add_fault
+from aifabric.lab.faults import add_fault, clear_faults
 from aifabric.lab.lifecycle import lab_down, lab_up
 from aifabric.lab.plan import LabPlan
-from tests.conftest import stop_process
+from tests.conftest import run_cli, stop_process
 
 from ..lab.conftest import MISSING, ROOT, new_name
 from .promserver import Prom, free_port, needs_prometheus, prometheus_factory, wait_for
@@ -70,6 +70,18 @@ def _alert_state(prom: Prom, node: str) -> str | None:
     return None
 
 
+def _start_exporter(
+    lab: LabPlan, tmp_path: Path, procs: list[subprocess.Popen[bytes]]
+) -> tuple[int, Path]:
+    """``aifabric monitor exporter --lab`` as its own process (stopped by the caller, by PID)."""
+    port = free_port()
+    log = tmp_path / "exporter.log"
+    argv = [sys.executable, "-m", "aifabric", "monitor", "exporter", "--lab", lab.name,
+            "--listen", f"127.0.0.1:{port}"]  # fmt: skip
+    procs.append(subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT))
+    return port, log
+
+
 def test_loss_fault_moves_counters_and_fires_the_alert(
     lab: LabPlan, tmp_path: Path, prometheus_factory: Any
 ) -> None:
@@ -78,27 +90,9 @@ def test_loss_fault_moves_counters_and_fires_the_alert(
         app, ["monitor", "rules", "-o", str(rules), "--window", "10s", "--for", "4s"]
     )
     assert res.exit_code == 0, res.output
-    port = free_port()
-    exporter_log = tmp_path / "exporter.log"
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        procs.append(
-            subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "aifabric",
-                    "monitor",
-                    "exporter",
-                    "--lab",
-                    lab.name,
-                    "--listen",
-                    f"127.0.0.1:{port}",
-                ],
-                stdout=exporter_log.open("wb"),
-                stderr=subprocess.STDOUT,
-            )
-        )
+        port, exporter_log = _start_exporter(lab, tmp_path, procs)
         prom: Prom = prometheus_factory([f"127.0.0.1:{port}"], rules)
         up = wait_for(lambda: _value(prom, 'up{job="aifabric"}') == 1.0, 30)
         assert up, exporter_log.read_text()[-2000:]
@@ -181,5 +175,41 @@ def test_loss_fault_moves_counters_and_fires_the_alert(
             if a["labels"]["alertname"] == ALERT
         } == {"srv01"}
     finally:
+        clear_faults(lab.name)
+        for p in reversed(procs):
+            stop_process(p)
+
+
+def test_diagnose_from_prometheus_names_the_host_with_the_odd_mtu(
+    lab: LabPlan, tmp_path: Path, prometheus_factory: Any
+) -> None:
+    """The lab's MTU fault on srv06's end of its link (1500 where the fabric runs 9000):
+    the exporter publishes it, Prometheus keeps it, and `diagnose --prometheus` alone names
+    srv06 as the odd host among the four servers with nic0 (3 of 4 at the fabric's MTU)."""
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        port, exporter_log = _start_exporter(lab, tmp_path, procs)
+        prom: Prom = prometheus_factory([f"127.0.0.1:{port}"])
+        assert wait_for(lambda: _value(prom, 'up{job="aifabric"}') == 1.0, 30), (
+            exporter_log.read_text()[-2000:]
+        )
+        fabric_mtu = _value(prom, 'aifabric_link_mtu_bytes{node="srv01",interface="nic0"}')
+        assert fabric_mtu is not None and fabric_mtu > 1500
+        add_fault(lab.name, "mtu-mismatch", link="srv06:leaf02", value="1500")
+        query = 'aifabric_link_mtu_bytes{node="srv06",interface="nic0"}'
+        assert wait_for(lambda: _value(prom, query) == 1500.0, 20)
+        got = run_cli("diagnose", "--prometheus", prom.url, "--window", "20s", "-F", "json")
+        assert got.code in (0, 1), got.err  # warnings alone exit 0
+        findings = got.json()["findings"]
+        odd = [f for f in findings if f["check"] == "diagnose.fleet-mtu-differs"]
+        assert [f["target"] for f in odd] == ["srv06"], findings
+        assert odd[0]["cause"] == "fabric.mtu"
+        assert "1500" in odd[0]["message"] and str(int(fabric_mtu)) in odd[0]["message"]
+        assert odd[0]["evidence"][0]["source"].startswith(f"prometheus:{prom.url}#srv06")
+        # nothing else in a healthy lab reads as a fault
+        others = [(f["check"], f["target"]) for f in findings if f is not odd[0]]
+        assert [f for f in findings if f["severity"] == "error"] == [], others
+    finally:
+        clear_faults(lab.name)
         for p in reversed(procs):
             stop_process(p)
