@@ -74,8 +74,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,6 +89,7 @@ from aifabric.evidence.switch_counters import (
     parse_pfc_counters,
 )
 from aifabric.monitor.exposition import Scrape
+from aifabric.monitor.sources import Runner, run_command
 
 __all__ = [
     "CLI_COMMANDS",
@@ -106,8 +106,6 @@ __all__ = [
 ]
 
 Mode = Literal["db", "json", "cli", "cli-dir"]
-Runner = Callable[[Sequence[str]], str]
-"""Runs ``argv`` and returns its stdout; raises :class:`EnvironmentProblem` on failure."""
 Identity = tuple[tuple[str, str], ...]
 """Labels after ``node``: ``(("interface", "Ethernet0"), ("queue", "3"))``."""
 
@@ -198,29 +196,6 @@ return cjson.encode(out)
 """The one ``EVAL`` of a ``db`` scrape. ``ARGV``: the queue types to keep (none: all). Returns
 ``{key: [field, value, ...]}`` (``HGETALL``'s flat list; ``{}`` for an absent key, as cjson
 encodes an empty Lua table)."""
-
-
-def run_command(argv: Sequence[str], *, timeout_s: float = 10.0) -> str:
-    """The default runner: ``argv`` without a shell; stdout, or one-line
-    :class:`EnvironmentProblem` (missing binary, timeout, non-zero exit with stderr's first
-    line). Long arguments (the Lua script) are left out of the message."""
-    shown = " ".join(a for a in argv[:4] if len(a) < 40 and "\n" not in a)
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except FileNotFoundError:
-        raise EnvironmentProblem(
-            f"{argv[0]}: command not found (is this a SONiC switch?)"
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise EnvironmentProblem(f"{shown}: no answer within {timeout_s:g} s") from None
-    except OSError as exc:
-        raise EnvironmentProblem(f"{shown}: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        err = (done.stderr.strip().splitlines() or [""])[0][:200]
-        raise EnvironmentProblem(f"{shown}: exit {done.returncode}: {err}")
-    return done.stdout
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,9 +54,11 @@ __all__ = [
     "NcclLogCollector",
     "NetCollector",
     "RdmaSysfsCollector",
+    "Runner",
     "Target",
     "classify_nccl_line",
     "module_values",
+    "run_command",
 ]
 
 
@@ -219,17 +221,27 @@ class RdmaSysfsCollector:
 
 
 Runner = Callable[[Sequence[str]], str]
+"""Runs ``argv`` and returns its stdout; raises :class:`EnvironmentProblem` on failure."""
 
 
-def _run(argv: Sequence[str]) -> str:
+def run_command(argv: Sequence[str], *, timeout_s: float = 10.0) -> str:
+    """The default runner (``ethtool -m``, SONiC's ``sonic-db-cli``/``show``): ``argv`` without
+    a shell; stdout, or one-line :class:`EnvironmentProblem` (missing binary, timeout, non-zero
+    exit with stderr's first line). Long arguments (a Lua script) are left out of messages."""
+    shown = " ".join(a for a in argv[:4] if len(a) < 40 and "\n" not in a)
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EnvironmentProblem(f"{argv[0]}: {exc}") from None
-    if done.returncode != 0:
-        raise EnvironmentProblem(
-            f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()[:200]}"
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout_s, check=False
         )
+    except FileNotFoundError:
+        raise EnvironmentProblem(f"{argv[0]}: command not found") from None
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(f"{shown}: no answer within {timeout_s:g} s") from None
+    except OSError as exc:
+        raise EnvironmentProblem(f"{shown}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        err = (done.stderr.strip().splitlines() or [""])[0][:200]
+        raise EnvironmentProblem(f"{shown}: exit {done.returncode}: {err}")
     return done.stdout
 
 
@@ -275,7 +287,7 @@ class ModuleCollector:
         *,
         netns: str | None = None,
         interval_s: float = 60.0,
-        runner: Runner = _run,
+        runner: Runner = run_command,
     ) -> None:
         self.node = node
         self.interfaces = list(interfaces)
