@@ -8,9 +8,13 @@ Usage::
 
 A faulty incident counts as **right** when an ``error`` or ``warning`` finding names one of the
 cause classes its thread established (``incident.yaml`` ``cause:``); a healthy capture counts as
-right when no ``error`` finding is given (warnings are counted and shown). Inputs are read the
-way a user would give them: every file of the case to one ``diagnose`` run. This is a benchmark,
-not a test: its score is recorded in docs/benchmarks.md, it is not asserted.
+right when no ``error`` finding is given (warnings are counted and shown). Two more figures are
+printed for faulty incidents: **top-1**, the first error or warning finding (not a "not
+recognised" line) names the cause; **differential**, the cause is named by a finding or listed
+among its alternatives that are not ruled out (docs/diagnose.md, "Differential diagnosis").
+Inputs are read the way a user would give them: every file of the case to one ``diagnose`` run.
+This is a benchmark, not a test: its score is recorded in docs/benchmarks.md, it is not
+asserted.
 """
 
 from __future__ import annotations
@@ -42,15 +46,24 @@ def score_case(case: Path) -> dict[str, Any]:
     healthy = bool(meta.get("healthy"))
     named = [f for f in result.findings if f.severity in ("error", "warning")]
     causes = [f.cause for f in named if f.cause]
+    ranked = [f for f in named if f.check != "diagnose.unrecognised-line"]
+    listed = set(causes) | {
+        a.cause for f in named for a in f.alternatives if a.status != "ruled out"
+    }
     if healthy:
         right = not any(f.severity == "error" for f in result.findings)
+        top1 = differential = right
     else:
         right = bool(want & set(causes))
+        top1 = bool(ranked) and ranked[0].cause in want
+        differential = bool(want & listed)
     return {
         "case": case.name,
         "healthy": healthy,
         "want": sorted(want),
         "right": right,
+        "top1": top1,
+        "differential": differential,
         "named": [
             {"check": f.check, "severity": f.severity, "cause": f.cause, "message": f.message}
             for f in named[:6]
@@ -76,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         "set": args.set,
         "faulty": len(faulty),
         "faulty_right": sum(r["right"] for r in faulty),
+        "faulty_top1": sum(r["top1"] for r in faulty),
+        "faulty_differential": sum(r["differential"] for r in faulty),
         "healthy": len(healthy),
         "healthy_clean": sum(r["right"] for r in healthy),
         "healthy_with_warnings": sum(bool(r["named"]) for r in healthy),
@@ -86,13 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.quiet:
         for r in rows:
-            mark = "ok " if r["right"] else "MISS"
+            mark = "ok " if r["right"] else ("diff" if r["differential"] else "MISS")
             got = ", ".join(f"{n['severity'][0]}:{n['cause'] or n['check']}" for n in r["named"])
             print(f"{mark} {r['case']:<48} want {','.join(r['want']) or 'healthy':<28} got {got}")
     f, fr = totals["faulty"], totals["faulty_right"]
     h, hc = totals["healthy"], totals["healthy_clean"]
+    t1, dd = totals["faulty_top1"], totals["faulty_differential"]
     print(f"{args.set}: right cause in {fr}/{f} faulty ({100 * fr / max(f, 1):.0f}%), "
-          f"{hc}/{h} healthy without an error")  # fmt: skip
+          f"{hc}/{h} healthy without an error; top-1 {t1}/{f}, "
+          f"in the differential {dd}/{f}")  # fmt: skip
     return 0
 
 

@@ -39,6 +39,50 @@ def _cases(rule_id: str, roles: dict[str, tuple[set[str], set[str]]]) -> tuple[s
     return ", ".join(fired) or "none yet", ", ".join(never) or "none"
 
 
+def _differential_section() -> list[str]:
+    """Every family of checks/differentials.yaml with its candidates and what rules them out."""
+    from aifabric.checks.diagnose.differential import all_differentials  # noqa: PLC0415
+
+    fams = all_differentials()
+    lines = [
+        "## Differential diagnosis",
+        "",
+        "Some messages are printed alike by several causes. The families below (data:",
+        "`src/aifabric/checks/differentials.yaml`, code: `checks/diagnose/differential.py`) list",
+        "every cause such a message can have and the check that tells them apart. A finding whose",
+        "check a family covers keeps its own cause unless the same input says otherwise:",
+        "",
+        "- a candidate is **supported** when another finding of the same run names its cause and",
+        "  that finding is not itself ambiguous (an MTU black hole found by `ping -M do` beside a",
+        "  retry-exceeded completion); the finding then names the first supported candidate;",
+        "- a candidate is **ruled out** when a record shows the state it needs is absent",
+        "  (`ruled out by` below); the finding then names the first candidate left;",
+        "- the others are listed as **possible**, in the order below.",
+        "",
+        "The finding's `alternatives` (JSON, SARIF properties, the table's `possible:` lines) hold",
+        "every other candidate with its status, its check and what supported or ruled it out.",
+        f"{len(fams)} families cover "
+        f"{sum(len(f.applies_to) for f in fams)} catalogue entries and rules.",
+    ]
+    for fam in fams:
+        lines += [
+            "",
+            f"### `{fam.id}`: {fam.title}",
+            "",
+            f"{fam.meaning} Sources: {', '.join(fam.sources)}.",
+            "",
+            "| rank | cause | how to tell | ruled out by |",
+            "|---:|---|---|---|",
+            *[
+                f"| {i} | `{c.cause}` | {c.check} | {', '.join(c.ruled_out_by) or '-'} |"
+                for i, c in enumerate(fam.candidates, 1)
+            ],
+            "",
+            "Applies to: " + ", ".join(f"`{a}`" for a in fam.applies_to) + ".",
+        ]
+    return lines
+
+
 def render() -> str:
     rules = all_rules()
     lines = [
@@ -71,7 +115,11 @@ def render() -> str:
         '   `diagnose.unrecognised-line` quoting it. "No problem found" is only said when there',
         "   is no such line.",
         "",
+        "Then a fifth step re-ranks ambiguous findings (**differential diagnosis**, below).",
+        "",
         *_confidence_section(rules),
+        "",
+        *_differential_section(),
         "",
         "## Cause classes",
         "",

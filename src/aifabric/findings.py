@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "FABRIC_SOURCE",
     "SEVERITIES",
+    "Alternative",
     "EvidenceItem",
     "EvidenceLike",
     "Finding",
@@ -71,6 +72,23 @@ def as_evidence(items: Iterable[EvidenceLike]) -> list[EvidenceItem]:
     return [EvidenceItem(text=i) if isinstance(i, str) else i for i in items]
 
 
+class Alternative(BaseModel):
+    """Another cause the same evidence can have (diagnose's differential, docs/diagnose.md).
+
+    ``status``: ``supported`` when another finding of the same diagnosis names this cause,
+    ``ruled out`` when a record of the input shows the state it needs is absent, else
+    ``possible``; ``check`` says how to confirm or rule it out; ``because`` quotes what
+    supported or ruled it out.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cause: str
+    status: Literal["supported", "possible", "ruled out"]
+    check: str
+    because: str | None = None
+
+
 class Finding(BaseModel):
     """One result of a check: what was expected, what was found, why it matters, how to fix it.
 
@@ -98,6 +116,10 @@ class Finding(BaseModel):
     cause: str | None = Field(
         default=None,
         description="diagnose: the cause class named (docs/diagnose.md, 'Cause classes')",
+    )
+    alternatives: list[Alternative] = Field(
+        default_factory=list,
+        description="diagnose: the other causes the same message can have, ranked",
     )
 
     @field_validator("evidence", mode="before")

@@ -124,6 +124,10 @@ def findings_table(findings: Iterable[Finding], *, title: str = "Findings") -> G
         text.append(f"{f.explanation}\n")
         text.append("  fix: ", style="bold green")
         text.append(f"{f.fix}\n")
+        for alt in f.alternatives:
+            text.append(f"  {alt.status}: {alt.cause}", style="magenta")
+            text.append(f" ({alt.because})" if alt.because else f" - check: {alt.check}")
+            text.append("\n")
         for item in f.evidence[:3]:
             text.append(f"  evidence: {item}\n", style="dim")
         if f.refs:

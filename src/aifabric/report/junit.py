@@ -119,6 +119,7 @@ def _finding_text(f: Finding) -> str:
     if f.explanation:
         lines.append(f"  why: {f.explanation}")
     lines.append(f"  fix: {f.fix}")
+    lines += [f"  {a.status}: {a.cause} - check: {a.check}" for a in f.alternatives]
     if f.refs:
         lines.append(f"  refs: {', '.join(f.refs)}")
     if f.confidence is not None:

@@ -229,6 +229,8 @@ def _result(
         props["confidence"] = f.confidence
     if f.cause is not None:
         props["cause"] = f.cause
+    if f.alternatives:
+        props["alternatives"] = [a.model_dump() for a in f.alternatives]
     result: dict[str, Any] = {
         "ruleId": f.check,
         "ruleIndex": rule_index,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from aifabric.catalog import Catalog
+from aifabric.checks.diagnose.differential import apply_differentials
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
 from aifabric.checks.diagnose.signatures import (
     SignatureHit,
@@ -827,7 +828,7 @@ def diagnose(
             p[1].target,
         )
     )  # fmt: skip
-    findings = [f for _, f in ranked]
+    findings = apply_differentials([f for _, f in ranked], ev)
     hit = {f.target for f in findings if f.severity != "info"}
     healthy = sorted({ef.subject for ef in ev.files if ef.kind != TEXT_KIND} - hit)
     return Diagnosis(findings, ev, healthy)

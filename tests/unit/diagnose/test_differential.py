@@ -1,0 +1,141 @@
+"""Differential diagnosis (checks/differentials.yaml, checks/diagnose/differential.py).
+
+Inputs are real captures from the fixtures (each with its ``source:`` in its ``meta.yaml``),
+combined the way a user pastes several tools' output into one diagnose run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from aifabric.checks.diagnose.differential import (
+    PREDICATES,
+    all_differentials,
+    differential_by_check,
+)
+from aifabric.checks.diagnose.engine import diagnose, load_evidence
+from aifabric.checks.diagnose.rules import all_rules
+from aifabric.checks.diagnose.signatures import all_causes, signature_by_id
+from aifabric.findings import Finding
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
+RETRY_12 = FIX / "signatures/nccl/ib-retry-exceeded-status-format/input.txt"
+LOCAL_PROT = FIX / "signatures/nccl/ib-local-protection-status-4/input.txt"
+SYSTEM_ERROR = FIX / "signatures/nccl/unhandled-system-error-2.10/input.txt"
+ULIMIT_UNLIMITED = FIX / "evidence/ulimit/tensorflow-11392-unlimited/input.txt"
+ULIMIT_64 = FIX / "evidence/ulimit/ucx-issue-8229-bash4-memlock-64/input.txt"
+LSMOD_PEERMEM = FIX / "evidence/proc-modules/gpud-pr39-lsmod-grep-peermem/input.txt"
+PING_MTU = FIX / "evidence/ping/lab-df-8972-router-port-mtu-1500/input.txt"
+
+
+def _copy(tmp_path: Path, *files: Path) -> list[Path]:
+    out = []
+    for i, f in enumerate(files):
+        dst = tmp_path / f"{i}-{f.parent.name}.txt"
+        shutil.copy(f, dst)
+        out.append(dst)
+    return out
+
+
+def _covered(findings: list[Finding], family: str) -> Finding:
+    hits = [f for f in findings if (d := differential_by_check().get(f.check)) and d.id == family]
+    assert hits, [f"{f.severity} {f.check} {f.cause}" for f in findings]
+    return hits[0]
+
+
+# -- the data ---------------------------------------------------------------------------------
+
+
+def test_every_family_covers_checks_that_exist_and_lists_their_own_cause() -> None:
+    sigs = signature_by_id()
+    rules = {r.id: r.cause_class for r in all_rules()}
+    assert len(all_differentials()) >= 10
+    for fam in all_differentials():
+        causes = [c.cause for c in fam.candidates]
+        assert all(c in all_causes() for c in causes)
+        for check in fam.applies_to:
+            if check.startswith("signature."):
+                assert check[len("signature.") :] in sigs, check
+                own = sigs[check[len("signature.") :]][0].cause
+            else:
+                assert check in rules, check
+                own = rules[check]
+            assert own in causes, f"{fam.id}: {check} names {own}, not a candidate"
+
+
+def test_every_predicate_is_used() -> None:
+    used = {p for fam in all_differentials() for c in fam.candidates for p in c.ruled_out_by}
+    assert used == set(PREDICATES)
+
+
+# -- ranking ------------------------------------------------------------------------------------
+
+
+def test_alone_the_message_keeps_its_cause_and_lists_the_others(tmp_path: Path) -> None:
+    f = _covered(diagnose(load_evidence(_copy(tmp_path, RETRY_12))).findings, "rdma-no-ack")
+    assert f.cause == "fabric.packet-loss"
+    alts = [(a.cause, a.status) for a in f.alternatives]
+    assert alts == [
+        ("host.gid", "possible"),
+        ("fabric.mtu", "possible"),
+        ("fabric.link-down", "possible"),
+        ("application.peer-exit", "possible"),
+    ]
+    assert all(a.check for a in f.alternatives)
+    assert "rdma-no-ack" in f.explanation
+
+
+def test_an_mtu_black_hole_in_the_same_input_makes_mtu_the_cause(tmp_path: Path) -> None:
+    """ping -M do at 8972 bytes fails through a 1500-byte hop (a real lab capture): the
+    retry-exceeded completion beside it is then most likely the MTU, not loss."""
+    ev = load_evidence(_copy(tmp_path, RETRY_12, PING_MTU))
+    findings = diagnose(ev).findings
+    assert any(f.cause == "fabric.mtu" and f.check == "diagnose.path-mtu-blackhole"
+               for f in findings)  # fmt: skip
+    f = _covered(findings, "rdma-no-ack")
+    assert f.cause == "fabric.mtu"
+    assert "most likely" in f.message and "path-mtu-blackhole" in f.message
+    assert f.alternatives[0].cause == "fabric.packet-loss"
+    assert f.alternatives[0].status == "possible"
+
+
+def test_unlimited_memlock_rules_memlock_out_of_a_system_error(tmp_path: Path) -> None:
+    ev = load_evidence(_copy(tmp_path, SYSTEM_ERROR, ULIMIT_UNLIMITED))
+    f = _covered(diagnose(ev).findings, "nccl-system-error")
+    by_cause = {a.cause: a for a in f.alternatives}
+    assert by_cause["host.memlock"].status == "ruled out"
+    assert "unlimited" in (by_cause["host.memlock"].because or "")
+    assert f.alternatives[-1].cause == "host.memlock"  # ruled out ranks last
+
+
+def test_a_64_kb_memlock_limit_supports_memlock(tmp_path: Path) -> None:
+    """The memlock verdict names host.memlock from ``ulimit -a`` showing 64 KB; the system
+    error beside it then names memlock too, not a generic resource problem."""
+    ev = load_evidence(_copy(tmp_path, SYSTEM_ERROR, ULIMIT_64))
+    findings = diagnose(ev).findings
+    if not any(f.cause == "host.memlock" and f.check not in differential_by_check()
+               for f in findings):  # fmt: skip
+        pytest.skip("no memlock verdict on a ulimit listing alone")
+    f = _covered(findings, "nccl-system-error")
+    assert f.cause == "host.memlock"
+
+
+def test_peermem_loaded_points_a_local_protection_error_at_pcie(tmp_path: Path) -> None:
+    """nvidia_peermem is loaded (lsmod), so GPU memory registration is available: the local
+    protection error is then the PCIe path (ACS/IOMMU), the family's other candidate."""
+    ev = load_evidence(_copy(tmp_path, LOCAL_PROT, LSMOD_PEERMEM))
+    f = _covered(diagnose(ev).findings, "rdma-local-protection")
+    assert f.cause == "host.pcie"
+    gdr = [a for a in f.alternatives if a.cause == "host.gdr"]
+    assert gdr and gdr[0].status == "ruled out"
+    assert "nvidia_peermem" in (gdr[0].because or "")
+
+
+def test_findings_outside_any_family_have_no_alternatives(tmp_path: Path) -> None:
+    ev = load_evidence(_copy(tmp_path, PING_MTU))
+    findings = diagnose(ev).findings
+    assert findings
+    assert all(not f.alternatives for f in findings if f.check not in differential_by_check())
