@@ -370,21 +370,38 @@ def finite_or_none(text: str) -> float | None:
 _U64 = 1 << 64
 
 
+_PLAIN = (str, bool, type(None))
+
+
 def _out_of_range(value: Any, depth: int = 0) -> bool:
-    """Whether ``value`` (a record field) holds a non-finite float or an integer beyond 64 bits."""
+    """Whether ``value`` (a record field) holds a non-finite float or an integer beyond 64 bits.
+
+    Plain loops rather than ``any(generator)``: every field of every record passes here."""
     t = type(value)
     if t is float:
         return not math.isfinite(value)
     if t is int:
         return not -_U64 < value < _U64
-    if value is None or t is str or t is bool or depth > 3:
+    if t in _PLAIN or depth > 3:
         return False
     if t is dict:
-        return any(_out_of_range(v, depth + 1) for v in value.values())
-    if t is list or t is tuple:
-        return any(_out_of_range(v, depth + 1) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return any(_out_of_range(getattr(value, f), depth + 1) for f in _fields(t))
+        values: Iterable[Any] = value.values()
+    elif t is list or t is tuple:
+        values = value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        values = [getattr(value, f) for f in _fields(t)]
+    else:
+        return False
+    for v in values:
+        tv = type(v)
+        if tv is float:
+            if not math.isfinite(v):
+                return True
+        elif tv is int:
+            if not -_U64 < v < _U64:
+                return True
+        elif tv not in _PLAIN and _out_of_range(v, depth + 1):
+            return True
     return False
 
 

@@ -106,9 +106,11 @@ def _detect(text: str) -> float:
     """0.95 for ``Settings for IFACE:`` with an indented ``Speed:``/``Link detected:`` line or
     for ``driver:`` + ``bus-info:`` + ``supports-statistics:`` at column 0 (nothing else prints
     these); 0.6 for a partial ``ethtool -i`` (driver and bus-info or firmware-version)."""
-    if _DETECT_SETTINGS_RE.search(text) and _DETECT_LINK_RE.search(text):
+    if "Settings for " in text and _DETECT_SETTINGS_RE.search(text) and _DETECT_LINK_RE.search(
+        text
+    ):
         return 0.95
-    if not _DETECT_DRIVER_RE.search(text):
+    if "driver: " not in text or not _DETECT_DRIVER_RE.search(text):
         return 0.0
     bus = _DETECT_BUS_RE.search(text) is not None
     if bus and _DETECT_SUPPORTS_RE.search(text):

@@ -284,12 +284,13 @@ _DETECT_PAIR_MIN = 8
 def _detect(text: str) -> float:
     if "NIC statistics:" in text:
         return 0.95
-    if _DETECT_RE.search(text) is not None:
-        return 0.5
-    # flush-left "rx_bytes: 12" lines (indent stripped by a tool or an editor): several needed
-    flat = _DETECT_FLAT_RE.findall(text, 0, 20_000)
-    if len(flat) >= 4 and any(f.startswith("tx_") for f in flat):
-        return 0.45
+    if "x_" in text:  # rx_/tx_ names: the line scans only where such a name is present
+        if _DETECT_RE.search(text) is not None:
+            return 0.5
+        # flush-left "rx_bytes: 12" lines (indent stripped by a tool or an editor): several
+        flat = _DETECT_FLAT_RE.findall(text, 0, 20_000)
+        if len(flat) >= 4 and any(f.startswith("tx_") for f in flat):
+            return 0.45
     # a flush-left dump of a driver whose names do not start with rx_/tx_ (AWS ena:
     # "queue_0_tx_cnt: 2005711", "ena_admin_q_aborted_cmd: 0"), stored without its header:
     # nearly every line a "snake_case_name: integer" pair

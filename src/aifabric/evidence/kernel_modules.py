@@ -77,7 +77,20 @@ _COMMAND_RE = re.compile(r"\blsmod\b|/proc/modules|^(?:\[[^\]]*\]|[\w@.~:/\-]*)[
 _RDMA_GPU_NAMES = ("nvidia", "peer_mem", "peermem", "ib_core", "mlx5", "mlx4", "rdma", "ib_uverbs")
 
 
+_ANY_ROW_RE = re.compile(r"^(?:[^\S\n]|>)*[\w\-]+[^\S\n]+\d+[^\S\n]+-?\d", re.MULTILINE)
+"""A line that could be an lsmod row, searched once before the per-line loop."""
+_OTHER_BREAKS_RE = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""Line breaks ``str.splitlines`` honours besides ``\\n`` (the cheap test assumes none)."""
+
+
 def _detect(text: str) -> float:
+    if (
+        " Live 0x" not in text
+        and not ("Module" in text and "Used" in text)
+        and _ANY_ROW_RE.search(text) is None
+        and _OTHER_BREAKS_RE.search(text) is None
+    ):
+        return 0.0  # no marker and no line that could be a row: the loop below scores 0
     rows = 0
     relevant = False
     command = False

@@ -83,12 +83,16 @@ _MAP_RE = re.compile(r"^\s*(NCCL_[A-Z0-9_]+)\s*:\s+((?:.*\S)?)\s*$")
 _ENVIRON_RE = re.compile(rf"environ\[\s*[\"']({_NAME})[\"']\s*\]\s*=\s*(.*\S|\s)\s*$")
 _DYNAMIC_RE = re.compile(r"\$|`")
 _LAUNCHER_OPT_RE = re.compile(r"(?:^|\s)(-x|-e|--env|-genv)\s*$")
-_NCCL_ASSIGN_RE = re.compile(
+_NCCL_ASSIGN_LINE_RE = re.compile(
     r"^\s*(?:export\s+|-x\s+|-e\s+|--env[\s=]+|\+\s+)?NCCL_[A-Z0-9_]+\s*=|"
-    r"^\s*-\s*name:\s*[\"']?NCCL_[A-Z0-9_]+|environ\[\s*[\"']NCCL_|"
+    r"^\s*-\s*name:\s*[\"']?NCCL_[A-Z0-9_]+|"
     r"^\s*NCCL_[A-Z0-9_]+\s*:\s+\S",
     re.MULTILINE,
 )
+_NCCL_ENVIRON_RE = re.compile(r"environ\[\s*[\"']NCCL_")
+"""An assignment of an NCCL variable: at a line start (shell, launcher, YAML, Python dict), or
+``os.environ["NCCL_..."]`` anywhere (kept apart: an unanchored branch would make the line scan
+try every position)."""
 _ENV_OPTS = frozenset({"-x", "-e", "--env", "-genv", "--env="})
 _SHELL_WORD_RE = re.compile(r"^\s*(?:export|env|declare|local|readonly|set|if|then|for)\b")
 
@@ -97,10 +101,14 @@ def _detect(text: str) -> float:
     if "NCCL_" not in text:  # cheap exit before the line-anchored scan
         return 0.0
     hits = 0
-    for _ in _NCCL_ASSIGN_RE.finditer(text):
+    for _ in _NCCL_ASSIGN_LINE_RE.finditer(text):
         hits += 1
         if hits >= 2:
             return 0.9
+    if "environ" in text:
+        hits += len(_NCCL_ENVIRON_RE.findall(text, 0))
+    if hits >= 2:
+        return 0.9
     return 0.6 if hits == 1 else 0.0
 
 

@@ -101,11 +101,14 @@ _MAX_CONFIG_NODES = 200_000
 """Nodes walked in one ``- set:`` document at most (YAML aliases could repeat a subtree)."""
 
 
+_NV_SET_RE = re.compile(r"(?:^|\$\s*)nv (?:set|unset) \S", re.MULTILINE)
+
+
 def _detect(text: str) -> float:
     head = text[:200_000]
     if "nv show " in head or "RoCE PCP/DSCP->SP" in head or "nv config show" in head:
         return 0.95
-    if re.search(r"(?:^|\$\s*)nv (?:set|unset) \S", head, re.MULTILINE):
+    if ("nv set " in head or "nv unset " in head) and _NV_SET_RE.search(head):
         return 0.9
     if "congestion-control" in head and ("operational" in head or "roce" in head):
         return 0.9

@@ -73,10 +73,14 @@ KNOWN_COMMANDS = frozenset(
 
 # Candidate boundary lines, found at C speed over the whole text (no nested quantifiers).
 _CANDIDATE = re.compile(
-    r"^[ \t]*(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]+@[\w.\-]+|[#>%][ \t]"
-    r"|[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?[a-z])",
+    r"^[ \t]*+(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
+    r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z])",
     re.MULTILINE,
 )
+"""A line that may be a prompt or a fence (checked by :func:`_prompt`). The blanks and word runs
+are possessive: no branch starts with a blank, and a word run is followed by a character
+outside it, so giving characters back could never match and only cost time on every line of
+an indented counter dump."""
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[\w+\-]*[ \t]*$")
 _VENV = r"(?:\([\w.\-]+\)[ \t]*)?"
 _PROMPTS = (

@@ -168,6 +168,7 @@ _WIN_HDR_RE = re.compile(
     r"(?m)^\s*Pinging (?P<target>\S+)(?: \[(?P<addr>[^\]]+)\])?(?: from \S+)?"
     r" with (?P<payload>\d+) bytes"
 )
+_TOO_LONG_RE = re.compile(r"local error: message too long", re.IGNORECASE)
 _WIN_STATS_RE = re.compile(
     r"^Packets: Sent = (?P<tx>\d+), Received = (?P<rx>\d+), Lost = \d+ \((?P<loss>\d+)% loss\)"
 )
@@ -226,9 +227,11 @@ def _detect(text: str) -> float:
         return 0.95
     if "bytes from" in text and ("icmp_seq=" in text or " seq=" in text):
         return 0.9
-    if "Frag needed and DF set" in text or "local error: message too long" in text.lower():
+    if "Frag needed and DF set" in text or _TOO_LONG_RE.search(text) is not None:
         return 0.9
-    if _WIN_HDR_RE.search(text) is not None or "Packet needs to be fragmented but DF set" in text:
+    if ("Pinging " in text and _WIN_HDR_RE.search(text) is not None) or (
+        "Packet needs to be fragmented but DF set" in text
+    ):
         return 0.9  # Windows ping
     return 0.0
 

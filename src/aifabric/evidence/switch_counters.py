@@ -229,17 +229,23 @@ def _detect(text: str) -> float:
         return 0.95
     if "RxPPP" in head and "TxPPP" in head:
         return 0.95
-    if _PORT_HDR_RE.search(head) or re.search(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_OK", head):
+    # the table-header scans run only where the header's words are present
+    if _PORT_HDR_RE.search(head) or ("IFACE" in head and _DETECT_IFACE_RE.search(head)):
         return 0.95
     if "Counter/pkts" in head and "TxQ" in head:
         return 0.95
-    if re.search(r"Port\s+Voq\s+\S+/pkts", head) or re.search(r"Port\s+TxQ\s+\S+/pkts", head):
+    if "/pkts" in head and _DETECT_QUEUE_RE.search(head):
         return 0.95
     if "Ingress PG dropped packets" in head or "shared pool occupancy per" in head:
         return 0.95
-    if "Ingress headroom per PG" in head or re.search(r"Port\s+PG0\s+PG1\s+PG2", head):
+    if "Ingress headroom per PG" in head or ("PG0" in head and _DETECT_PG_RE.search(head)):
         return 0.9
     return 0.0
+
+
+_DETECT_IFACE_RE = re.compile(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_OK")
+_DETECT_QUEUE_RE = re.compile(r"Port\s+(?:Voq|TxQ)\s+\S+/pkts")
+_DETECT_PG_RE = re.compile(r"Port\s+PG0\s+PG1\s+PG2")
 
 
 def _count(cell: str) -> int | None:

@@ -39,6 +39,9 @@ _TOP = r"(?:net|kernel|vm|fs|dev|user|abi|debug|crypto|sunrpc)"
 _KEY_RE = re.compile(rf"^({_TOP}\.[\w.\-/:@+]+)\s*=\s?(.*)$")
 _PROC_RE = re.compile(rf"^/proc/sys/({_TOP}/[\w.\-/:@+]+):(.*)$")
 _CAT_RE = re.compile(rf"(?:^|\s)/proc/sys/({_TOP}/[\w.\-/:@+]+)")
+_ANY_KEY_RE = re.compile(rf"^\s*{_TOP}\.[\w.\-/:@+]+\s*=", re.MULTILINE)
+"""A ``key = value`` line anywhere (leading blanks allowed, as the per-line strip does): the
+detector's cheap first test."""
 _VALUE_RE = re.compile(r"^[\w.,:/+@=\- \t]*$")
 """What a /proc/sys value looks like (numbers, words, addresses, ranges)."""
 _PROMPT_RE = re.compile(r"^(?:\S*[$#]\s|\$$|#$)")
@@ -100,6 +103,9 @@ def _parse(text: str, result: ParseResult) -> None:
 
 
 def _detect(text: str) -> float:
+    window = text[:65536]
+    if "/proc/sys/" not in window and _ANY_KEY_RE.search(window) is None:
+        return 0.0  # no line can be a hit (the loop below would score 0)
     total = hits = 0
     cat_prompt = False
     for raw in text[:65536].split("\n")[:400]:
