@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -145,8 +146,12 @@ def test_tar_round_trip(tmp_path: Path) -> None:
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert before == after and len(before) >= 9
     assert read_bundle(b) == b
-    tmp_default = read_bundle(tgz)
-    assert (tmp_default / MANIFEST).is_file()
+    tmp_default = read_bundle(tgz)  # a new temporary directory: removed here, not left in /tmp
+    try:
+        assert tmp_default.parent.name.startswith("aifabric-bundle-")
+        assert (tmp_default / MANIFEST).is_file()
+    finally:
+        shutil.rmtree(tmp_default.parent)
 
 
 def _tar(path: Path, members: list[tarfile.TarInfo]) -> Path:
