@@ -12,6 +12,13 @@ fences, prefixes, several tools in one paste):
 
 The parser fixtures were collected while the parsers were written, so the first two sets
 measure coverage of known formats, not generalisation; the incident figures are the honest ones.
+
+``python benchmarks/recognition.py captures SET`` measures one set of
+``benchmarks/captures/SET/<case>/`` (``input.txt`` and ``meta.yaml`` naming the ``kind`` the
+capture is): real pastes of supported tools collected after the parsers were written, split
+into a development and a frozen half (benchmarks/captures/README.md). A capture is recognised
+when some part of it is parsed as its kind with at least one record; ``--list`` prints each
+miss with what it was read as.
 """
 
 from __future__ import annotations
@@ -37,7 +44,38 @@ def _parts(path: Path) -> list[tuple[str | None, int]]:
     return [(p.kind, len(p.result.records) if p.result else 0) for p in parse_paste(text)]
 
 
+def captures(name: str, listing: bool) -> int:
+    """Recognition of one set of collected captures (module doc)."""
+    import yaml  # noqa: PLC0415
+
+    folder = ROOT / "benchmarks" / "captures" / name
+    cases = sorted(p.parent for p in folder.glob("*/meta.yaml"))
+    ok = 0
+    by_kind: Counter[str] = Counter()
+    missed: Counter[str] = Counter()
+    for case in cases:
+        meta = yaml.safe_load((case / "meta.yaml").read_text(encoding="utf-8")) or {}
+        kind = str(meta.get("kind"))
+        parts = _parts(case / "input.txt")
+        by_kind[kind] += 1
+        if any(k == kind and n > 0 for k, n in parts):
+            ok += 1
+            continue
+        missed[kind] += 1
+        if listing:
+            got = ", ".join(f"{k}:{n}" for k, n in parts) or "nothing"
+            print(f"MISS {case.name:<56} {kind:<22} read as {got}")
+    total = len(cases)
+    misses = ", ".join(f"{k} {n}/{by_kind[k]}" for k, n in missed.most_common()) or "none"
+    share = 100 * ok / max(total, 1)
+    print(f"captures/{name}: {ok}/{total} recognised as their kind ({share:.1f}%); "
+          f"missed by kind: {misses}")  # fmt: skip
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) > 2 and sys.argv[1] == "captures":
+        return captures(sys.argv[2], "--list" in sys.argv)
     rows: list[tuple[str, int, int, str]] = []
     ev_total = ev_ok = 0
     misses: Counter[str] = Counter()

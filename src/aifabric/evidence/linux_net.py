@@ -93,7 +93,8 @@ class IpLink(Record):
         return "LOWER_UP" in self.flags
 
 
-_IF_RE = re.compile(r"^[`>$\s]*(\d+):\s+([^\s:@]+)(?:@([^\s:]+))?:\s+<([^>]*)>(.*)$")
+_IF_RE = re.compile(r"^[`>$\s]*+(?:(\d+):\s++)?([^\s:@]++)(?:@([^\s:]+))?:\s+<([^>]*)>(.*)$")
+"""An interface line; the ifindex is optional (users trim it: ``eth0: <UP,...> mtu 1500``)."""
 _IF_KEYS = frozenset({"mtu", "qdisc", "state", "master", "mode", "group", "qlen", "link-netnsid"})
 _STATS_HDR_RE = re.compile(r"^\s*(RX|TX)(\s+errors)?:\s+(.*)$")
 _COLS = {
@@ -285,7 +286,7 @@ def parse_ip_link(text: str) -> ParseResult:
                 result.records.append(cur)
             cur = IpLink(
                 line=lineno,
-                index=int(m.group(1)),
+                index=int(m.group(1)) if m.group(1) else 0,
                 name=m.group(2),
                 parent=m.group(3),
                 flags=[f for f in m.group(4).split(",") if f],

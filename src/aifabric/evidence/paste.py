@@ -37,7 +37,13 @@ from typing import Any
 
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, ParseWarning, Record
-from aifabric.evidence.registry import all_kinds, detect_kind, detect_scores, parse_text
+from aifabric.evidence.registry import (
+    DETECT_CERTAIN,
+    all_kinds,
+    detect_kind,
+    detect_scores,
+    parse_text,
+)
 
 __all__ = [
     "KNOWN_COMMANDS",
@@ -226,8 +232,11 @@ _PREFIX = re.compile(
     r")"
 )
 _TIMESTAMP = re.compile(
-    r"^(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+\-]\d\d:?\d\d)?\]?[ \t]+)"
+    r"^(?:\[?(?:\d{4}-\d\d-\d\d[T ])?\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+\-]\d\d:?\d\d)?\]?[ \t]+"
+    r"(?:(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL)[ \t]*[|:][ \t]?)?)"
 )
+"""A log timestamp (date optional) and an optional level with its separator, as test harnesses
+and logging formats print before each line (``2024-05-01 10:00:00 ``, ``13:06:19 DEBUG| ``)."""
 
 
 def _prefix_of(line: str) -> tuple[str, str, int] | None:
@@ -340,6 +349,14 @@ def _detect(seg: Segment) -> str | None:
         return None
 
 
+def _certain(seg: Segment) -> str | None:
+    """The kind of a one-line segment when a detector is certain of it, else None."""
+    if not any(x.strip() for x in seg.lines):
+        return None
+    score, kind = _best("\n".join(seg.lines) + "\n")
+    return kind if score >= DETECT_CERTAIN else None
+
+
 def _parse_segment(seg: Segment, kind: str | None) -> Part:
     """Parse ``seg`` as ``kind`` (``None``: an unrecognised part, kept as text)."""
     if kind is None:
@@ -408,9 +425,11 @@ def parse_paste(text: str, kind: str | None = None) -> list[Part]:
     subs = [sub for seg in segments for sub in _split_prefixed(seg)]
     if len(subs) == 1 and subs[0].subject is None:
         return [_whole(text, _detect(subs[0]))]
-    # a prompt line alone (or prompt and one line) is rarely output; ulimit -l is the exception
+    # a prompt line alone (or prompt and one line) is rarely output: one line is read only when
+    # a detector is certain of it (ulimit -l's number, ping's PING header)
     detected = [
-        _detect(sub) if sum(1 for x in sub.lines if x.strip()) >= 2 else None for sub in subs
+        _detect(sub) if sum(1 for x in sub.lines if x.strip()) >= 2 else _certain(sub)
+        for sub in subs
     ]
     kinds = {k for k in detected if k is not None}
     if len(kinds) <= 1 and not any(sub.subject for sub in subs):

@@ -150,6 +150,8 @@ _HDR_RE = re.compile(
     r"(?:\s+from\s++(?P<src>\S(?:\s*+\S)*?)(?:\s*+(?=:))?)?:?\s++(?P<payload>\d+)"
     r"(?:\((?P<total>\d+)\))?\s+(?:data\s+)?bytes"
 )
+_HDR_ANY_RE = re.compile(_HDR_RE.pattern, re.MULTILINE)
+"""The header on any line (a paste may start with the prompt and the command)."""
 _HDR6_RE = re.compile(
     r"^PING6\((?P<total>\d+)=\d+\+\d+\+(?P<payload>\d+) bytes\)\s+"
     r"(?P<src>\S+)\s+-->\s+(?P<addr>\S+)"
@@ -223,7 +225,7 @@ def _us(value: str, unit: str | None) -> float:
 def _detect(text: str) -> float:
     if "packets transmitted" in text or " ping statistics ---" in text:
         return 0.95
-    if _HDR_RE.search(text.lstrip()[:2000]) is not None or "PING6(" in text:
+    if "PING6(" in text or ("PING " in text and _HDR_ANY_RE.search(text, 0, 4000) is not None):
         return 0.95
     if "bytes from" in text and ("icmp_seq=" in text or " seq=" in text):
         return 0.9
