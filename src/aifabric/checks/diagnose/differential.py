@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, model_validator
 
 from aifabric.checks.diagnose.signatures import all_causes
+from aifabric.checks.diagnose.verdicts_host_state import PEER_MEMORY_MODULES
 from aifabric.evidence.host_limits import ResourceLimit
 from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
 from aifabric.evidence.kernel_modules import KernelModule
@@ -154,8 +155,7 @@ def _port_state(rec: object) -> tuple[str, bool] | None:
     if isinstance(rec, IbvPort):
         return f"{rec.hca_id} port {rec.port}", rec.active
     if isinstance(rec, IbstatPort):
-        state = (rec.state or "").lower()
-        return f"{rec.ca} port {rec.port}", state == "active"
+        return f"{rec.ca} port {rec.port}", rec.active  # State Active and LinkUp
     if isinstance(rec, RdmaLink):
         state = (rec.state or "").upper()
         return f"{rec.device}/{rec.port}", state == "ACTIVE"
@@ -191,7 +191,7 @@ def _gdr_enabled(ev: Evidence) -> str | None:
             what = "DMA-BUF" if rec.feature == "dmabuf" else "GPU Direct RDMA"
             return f"NCCL reports {what} enabled{_where(ev, rec)}"
     for rec in _records(ev, KernelModule):
-        if isinstance(rec, KernelModule) and rec.name in ("nvidia_peermem", "nv_peer_mem"):
+        if isinstance(rec, KernelModule) and rec.name in PEER_MEMORY_MODULES:
             return f"{rec.name} is loaded{_where(ev, rec)}"
     return None
 
