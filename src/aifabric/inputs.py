@@ -32,6 +32,7 @@ from aifabric.errors import InputError
 from aifabric.units import format_bytes, parse_bytes
 
 __all__ = [
+    "close_truncated_json",
     "LIMITS",
     "MAX_NESTING",
     "InputClass",
@@ -241,3 +242,44 @@ def loads_json(text: str, name: str = "<input>") -> Any:
     :class:`NestingError`, both with ``lineno``) and never ``RecursionError``."""
     check_nesting(text, name, yaml=False)
     return json.loads(text)
+
+
+_CLOSER = {"{": "}", "[": "]"}
+
+
+def close_truncated_json(text: str) -> tuple[str, int] | None:
+    """A JSON document cut short (a paste or an excerpt that stops mid-document) closed after
+    its last complete member: ``({"a": 1, "b": {"c": 2}}, line)`` for ``{"a": 1, "b": {"c": 2,
+    "d"`` , with the 1-based line of the cut; ``None`` when the text is not such a prefix.
+
+    One pass over the text tracking strings and the open ``{``/``[`` stack; the cut is made at the
+    last ``,`` outside a string (everything before it is complete members) and the brackets
+    open there are closed. The caller parses the result and says that the input was cut.
+    """
+    stack: list[str] = []
+    in_str = esc = False
+    cut: tuple[int, str] | None = None
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append(_CLOSER[ch])
+        elif ch in "}]":
+            if not stack or stack.pop() != ch:
+                return None
+            if not stack:
+                return None  # the document closed: not a truncated one
+        elif ch == "," and stack:
+            cut = (i, "".join(reversed(stack)))
+    if not stack or cut is None:
+        return None
+    at, closers = cut
+    return text[:at] + closers, text.count("\n", 0, at) + 1

@@ -272,11 +272,14 @@ def _new(line: int, interface: str | None, header: bool) -> EthtoolStats:
     return EthtoolStats(line=line, interface=interface, header=header)
 
 
-_DETECT_RE = re.compile(r"^[ \t]+(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
-_DETECT_FLAT_RE = re.compile(r"^(?:rx|tx)_[\w.]+: \d+\r?$", re.MULTILINE)
+# trailing blanks are common in pastes (an editor, a tracker's rendering)
+_DETECT_RE = re.compile(r"^[ \t]+(?:rx|tx)_[\w.]+: \d+[ \t]*\r?$", re.MULTILINE)
+_DETECT_FLAT_RE = re.compile(r"^(?:rx|tx)_[\w.]+: \d+[ \t]*\r?$", re.MULTILINE)
 # a name holding an underscore, checked by a lookahead so that one scan reads the name (two
 # adjacent ``[\w.-]*`` around the ``_`` would try every split of a long name: quadratic)
-_DETECT_PAIR_RE = re.compile(r"^[ \t]*+[A-Za-z](?=[\w.-]*?_)[\w.-]*+: -?\d+\r?$", re.MULTILINE)
+_DETECT_PAIR_RE = re.compile(
+    r"^[ \t]*+[A-Za-z](?=[\w.-]*?_)[\w.-]*+: -?\d++[ \t]*\r?$", re.MULTILINE
+)
 _DETECT_PAIR_MIN = 8
 """Fewest ``snake_case: integer`` lines before a headerless list reads as ``ethtool -S``."""
 

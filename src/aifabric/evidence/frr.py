@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from aifabric.evidence.base import ParseResult, ParseWarning, Record
 from aifabric.evidence.registry import register
-from aifabric.inputs import loads_json
+from aifabric.inputs import close_truncated_json, loads_json
 
 __all__ = ["BgpPeer", "parse_frr_bgp_summary"]
 
@@ -130,8 +130,15 @@ def _parse_json(text: str, result: ParseResult) -> None:
     try:
         data = loads_json(text)
     except ValueError as exc:
-        result.warn(getattr(exc, "lineno", None), f"not valid JSON: {exc}")
-        return
+        closed = close_truncated_json(text)
+        try:
+            data = loads_json(closed[0]) if closed is not None else None
+        except ValueError:
+            data = None
+        if data is None or closed is None:
+            result.warn(getattr(exc, "lineno", None), f"not valid JSON: {exc}")
+            return
+        result.warn(closed[1], "JSON cut short: read up to the last complete member")
     lines = text.split("\n")
     line_of: dict[str, list[int]] = {}
     for n, raw in enumerate(lines, 1):
@@ -158,7 +165,8 @@ def _parse_json(text: str, result: ParseResult) -> None:
 
 _AF_RE = re.compile(r"^(IPv[46] \w+|L2VPN EVPN|VPNv[46] \w+)\s+Summary(?:\s+\(VRF (\S+)\))?:")
 _ID_RE = re.compile(r"^BGP router identifier (\S+), local AS number (\S+)")
-_HEADER_RE = re.compile(r"^Neighbor\s+V\s+AS\s")
+_HEADER_RE = re.compile(r"^Neighbh?or\s+V\s+AS\s")
+"""The table header; SONiC's ``show ip bgp summary`` wrapper prints it as ``Neighbhor``."""
 _PROMPT_RE = re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>] ?(?:show|do show)\b")
 """A router prompt with the command (``leaf01# show bgp summary``)."""
 _STATE_WORDS = frozenset(
@@ -266,7 +274,7 @@ def _detect(text: str) -> float:
         return 0.95
     if '"peers"' in head and '"remoteAs"' in head and '"state"' in head:
         return 0.9
-    if "State/PfxRcd" in head and "Neighbor" in head:
+    if "State/PfxRcd" in head and ("Neighbor" in head or "Neighbhor" in head):
         return 0.95
     if "BGP router identifier" in head and "local AS number" in head:
         return 0.6

@@ -13,6 +13,9 @@ Kinds and the commands that print them:
 * ``ibstat``: ``ibstat`` / ``ibstat mlx5_0`` (infiniband-diags). ``CA 'name'`` blocks with
   ``Port N:`` sub-blocks. Debug lines (``ibwarn: ...``) and shell traces are ignored.
   Records: :class:`IbstatCA`, :class:`IbstatPort` (``Rate`` is the port's aggregate rate in Gb/s).
+* ``ibstatus``: the infiniband-diags ``ibstatus`` script (``Infiniband device 'mlx5_0' port 1
+  status:`` blocks of sysfs values: ``state: 4: ACTIVE``, ``phys state: 5: LinkUp``, ``rate: 100
+  Gb/sec (4X EDR)``). Records: :class:`IbstatPort`, names mapped to ibstat's.
 * ``show-gids``: the MLNX_OFED / mlnx-tools ``show_gids`` script: a ``DEV PORT INDEX GID IPv4 VER
   DEV`` table and ``n_gids_found=N``. Tab-separated as printed, or space-aligned after a paste,
   possibly indented or pasted into a source comment (`` * `` / ``//`` prefix, stripped); the DEV
@@ -55,6 +58,7 @@ __all__ = [
     "gid_ipv4",
     "parse_iblinkinfo",
     "parse_ibstat",
+    "parse_ibstatus",
     "parse_ibv_devinfo",
     "parse_show_gids",
 ]
@@ -208,6 +212,8 @@ def _indent(line: str) -> int:
 def _detect_ibv_devinfo(text: str) -> float:
     if "hca_id:" in text:
         return 0.95
+    if "No IB devices found" in text and "ibv_devinfo" in text:
+        return 0.9
     if "phys_port_cnt:" in text or "link_layer:" in text:
         return 0.6
     return 0.0
@@ -309,6 +315,14 @@ def parse_ibv_devinfo(text: str) -> ParseResult:
             continue
         ind = _indent(raw)
         stripped = raw.strip()
+        if stripped == "No IB devices found" and dev is None:
+            # devinfo.c with no device the verbs library can open: a finding, not a blank
+            from aifabric.evidence.rdma_tools import IbvDevicesList  # noqa: PLC0415 - cycle
+
+            res.records.append(
+                IbvDevicesList(line=lineno, tool="ibv_devinfo", error="No IB devices found")
+            )
+            continue
         if stripped.startswith("hca_id:"):
             dev = IbvDevice(line=lineno, hca_id=stripped[7:].strip())
             res.records.append(dev)
@@ -424,6 +438,8 @@ class IbstatPort(Record):
     capability_mask: str | None = None
     port_guid: str | None = None
     link_layer: str | None = None
+    default_gid: str | None = None
+    """GID index 0 (``ibstatus`` only)."""
 
 
 _CA_RE = re.compile(r"^\s*CA '([^']*)'\s*$")
@@ -531,6 +547,89 @@ def parse_ibstat(text: str) -> ParseResult:
                 f"{ca.num_ports if ca.num_ports is not None else '?'} port(s), last port "
                 "incomplete (truncated?)",
             )
+    return res
+
+
+# ============================================================================================
+# ibstatus
+
+# sysfs port state / phys_state names (the kernel's ib_port_state_str / phys_state_to_str, as
+# /sys/class/infiniband/DEV/ports/N/{state,phys_state} print them) → the names ibstat prints
+_IBSTATUS_STATE = {
+    "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed", "ACTIVE": "Active",
+    "ACTIVE_DEFER": "Active",
+}  # fmt: skip
+_IBSTATUS_PHYS = {
+    "Phy Test": "PhyTest", "PortConfigurationTraining": "PortConfigurationTraining",
+}  # fmt: skip
+_IBSTATUS_HEAD_RE = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$")
+_IBSTATUS_KV_RE = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)"
+                             r"\s*:\s*+((?:.*\S)?)\s*$")  # fmt: skip
+_CODED_RE = re.compile(r"^\d+:\s*(.+)$")
+_IBSTATUS_ANY_RE = re.compile(r"^\s*Infiniband device '[^']+' port \d+ status:", re.MULTILINE)
+
+
+def _detect_ibstatus(text: str) -> float:
+    return 0.95 if _IBSTATUS_ANY_RE.search(text) else 0.0
+
+
+def _set_ibstatus(port: IbstatPort, key: str, value: str) -> None:
+    coded = _CODED_RE.match(value)
+    name = coded.group(1).strip() if coded else value
+    if key == "default gid":
+        port.default_gid = value or None
+    elif key == "base lid":
+        port.base_lid = _int(value)
+    elif key == "sm lid":
+        port.sm_lid = _int(value)
+    elif key == "state":
+        port.state = _IBSTATUS_STATE.get(name.upper(), name)
+    elif key == "phys state":
+        port.physical_state = _IBSTATUS_PHYS.get(name, name)
+    elif key == "rate":
+        port.rate_gbps = _float(value)
+    elif key == "link_layer":
+        port.link_layer = value
+    port.active = port.state == "Active" and port.physical_state == "LinkUp"
+
+
+@register(
+    "ibstatus",
+    summary="ibstatus [DEV[:PORT]] (infiniband-diags script over /sys/class/infiniband)",
+    detect=_detect_ibstatus,
+    refs=("S16", "S20"),
+)
+def parse_ibstatus(text: str) -> ParseResult:
+    """``ibstatus`` → :class:`IbstatPort` records (one per ``Infiniband device 'D' port N
+    status:`` block), with the sysfs names mapped to ibstat's (``4: ACTIVE`` → ``Active``,
+    ``5: LinkUp`` → ``LinkUp``) so every port check reads both tools the same way.
+
+    The script (rdma-core ``infiniband-diags/scripts/ibstatus``) cats
+    ``/sys/class/infiniband/D/ports/N/{gids/0,lid,sm_lid,state,phys_state,rate,link_layer}``
+    under fixed labels and prints ``unknown`` for a file it cannot read (kept as None)."""
+    res = ParseResult("ibstatus")
+    port: IbstatPort | None = None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        m = _IBSTATUS_HEAD_RE.match(raw)
+        if m is not None:
+            port = IbstatPort(line=lineno, ca=m.group(1), port=int(m.group(2)))
+            res.records.append(port)
+            continue
+        if port is None:
+            continue
+        kv = _IBSTATUS_KV_RE.match(raw)
+        if kv is None:
+            if _is_prompt(raw) or not raw[:1].isspace():
+                port = None  # the block ended: a prompt or the next tool's output
+            else:
+                res.warn(lineno, "expected 'label: value' in an ibstatus port block", raw)
+            continue
+        value = kv.group(2)
+        if value != "unknown":
+            _set_ibstatus(port, kv.group(1), value)
+        port.end_line = lineno
     return res
 
 

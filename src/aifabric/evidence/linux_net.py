@@ -41,7 +41,7 @@ from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 from aifabric.inputs import loads_json
 
-__all__ = ["IpLink", "TcEntry", "parse_ip_link", "parse_tc"]
+__all__ = ["IpLink", "TcEntry", "parse_ip_lines", "parse_ip_link", "parse_tc"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,6 +72,9 @@ class IpLink(Record):
     mac: str | None = None
     broadcast: str | None = None
     altnames: list[str] = field(default_factory=list)
+    addresses: list[str] = field(default_factory=list)
+    """``ip addr`` / ``ifconfig`` addresses as ``address/prefix`` (``10.0.0.1/24``,
+    ``fe80::1/64``)."""
     details: list[str] = field(default_factory=list)
     """``ip -d`` lines (vlan, bond, vxlan attributes), verbatim."""
     vfs: list[dict[str, str | int]] = field(default_factory=list)
@@ -89,8 +92,9 @@ class IpLink(Record):
 
     @property
     def carrier(self) -> bool:
-        """The ``LOWER_UP`` flag (carrier present)."""
-        return "LOWER_UP" in self.flags
+        """The ``LOWER_UP`` flag (carrier present); ``ifconfig`` prints ``RUNNING`` instead
+        (IFF_RUNNING, set while the operational state is up)."""
+        return "LOWER_UP" in self.flags or "RUNNING" in self.flags
 
 
 _IF_RE = re.compile(r"^[`>$\s]*+(?:(\d+):\s++)?([^\s:@]++)(?:@([^\s:]+))?:\s+<([^>]*)>(.*)$")
@@ -208,6 +212,11 @@ def _ip_link_json(text: str, result: ParseResult) -> bool:
             mac=obj.get("address"),
             broadcast=obj.get("broadcast"),
             altnames=[str(a) for a in obj.get("altnames", [])],
+            addresses=[
+                f"{a['local']}/{a.get('prefixlen', '')}".rstrip("/")
+                for a in obj.get("addr_info", []) or []
+                if isinstance(a, dict) and a.get("local")
+            ],
         )
         stats = obj.get("stats64") or obj.get("stats") or {}
         if isinstance(stats, dict):
@@ -249,7 +258,13 @@ def _detect_ip_link(text: str) -> float:
 )
 def parse_ip_link(text: str) -> ParseResult:
     """Parse ``ip link`` output (with or without statistics); never raises."""
-    result = ParseResult(kind="ip-link")
+    return parse_ip_lines(text, "ip-link")
+
+
+def parse_ip_lines(text: str, kind: str) -> ParseResult:
+    """``ip link`` / ``ip addr`` text or ``ip -j`` JSON → :class:`IpLink` records of ``kind``
+    (``ip addr`` prints the same interface lines plus ``inet``/``inet6`` address lines)."""
+    result = ParseResult(kind=kind)
     if text.lstrip()[:1] in ("[", "{") and _ip_link_json(text, result):
         return result
     cur: IpLink | None = None
@@ -319,6 +334,14 @@ def parse_ip_link(text: str) -> ParseResult:
                 vf_target = vf
                 cur.end_line = last_line = lineno
                 continue
+        if stripped.startswith(("inet ", "inet6 ")):
+            words = stripped.split()
+            cur.addresses.append(words[1])
+            cur.end_line = last_line = lineno
+            continue
+        if cur.addresses and stripped.startswith("valid_lft "):
+            cur.end_line = last_line = lineno  # the lifetime line under an address
+            continue
         if stripped.startswith("altname "):
             cur.altnames.append(stripped.split(None, 1)[1])
             cur.end_line = last_line = lineno

@@ -79,14 +79,15 @@ _K8S_INLINE_RE = re.compile(
 )
 _K8S_VALUE_RE = re.compile(r"^\s*value:\s*((?:.*\S)?)\s*$")
 _K8S_VALUEFROM_RE = re.compile(r"^\s*valueFrom:")
-_MAP_RE = re.compile(r"^\s*(NCCL_[A-Z0-9_]+)\s*:\s+((?:.*\S)?)\s*$")
+_MAP_RE = re.compile(r"^\s*([\"']?)(NCCL_[A-Z0-9_]+)\1\s*:\s+((?:.*\S)?)\s*$")
+"""``NCCL_X: value`` (compose, YAML) and ``"NCCL_X": "value",`` (a Python or JSON dict)."""
 _ENVIRON_RE = re.compile(rf"environ\[\s*[\"']({_NAME})[\"']\s*\]\s*=\s*(.*\S|\s)\s*$")
 _DYNAMIC_RE = re.compile(r"\$|`")
 _LAUNCHER_OPT_RE = re.compile(r"(?:^|\s)(-x|-e|--env|-genv)\s*$")
 _NCCL_ASSIGN_LINE_RE = re.compile(
     r"^\s*(?:export\s+|-x\s+|-e\s+|--env[\s=]+|\+\s+)?NCCL_[A-Z0-9_]+\s*=|"
-    r"^\s*-\s*name:\s*[\"']?NCCL_[A-Z0-9_]+|"
-    r"^\s*NCCL_[A-Z0-9_]+\s*:\s+\S",
+    r"^[+ ]?\s*-\s*(?:\{\s*)?name:\s*[\"']?NCCL_[A-Z0-9_]+|"
+    r"^[+ ]?\s*[\"']?NCCL_[A-Z0-9_]+[\"']?\s*:\s+\S",
     re.MULTILINE,
 )
 _NCCL_ENVIRON_RE = re.compile(r"environ\[\s*[\"']NCCL_")
@@ -110,6 +111,13 @@ def _detect(text: str) -> float:
     if hits >= 2:
         return 0.9
     return 0.6 if hits == 1 else 0.0
+
+
+def _is_diff(lines: list[str]) -> bool:
+    """Most lines carry a unified-diff marker (``+``/``-`` then the original indentation)."""
+    body = [ln for ln in lines if ln.strip()]
+    marked = sum(1 for ln in body if ln[:1] in ("+", "-") and ln[1:2] in (" ", "\t", '"', "'"))
+    return len(body) >= 2 and marked >= 0.5 * len(body) and any(ln[:1] == "+" for ln in body)
 
 
 def _strip_comment(line: str) -> str:
@@ -209,7 +217,14 @@ def parse_nccl_env(text: str) -> ParseResult:
             )
         )
 
-    for no, raw in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    diff = _is_diff(lines)
+    for no, raw in enumerate(lines, 1):
+        if diff:
+            # a review diff: removed lines are not in effect; added and context lines are
+            if raw.startswith(("-", "@@", "---", "+++")):
+                continue
+            raw = raw[1:] if raw[:1] in ("+", " ") else raw
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -249,7 +264,9 @@ def parse_nccl_env(text: str) -> ParseResult:
             continue
         m = _MAP_RE.match(line)
         if m:
-            add(no, m.group(1), _unquote(m.group(2)), "map", raw)
+            value = m.group(3)
+            value = value[:-1].rstrip() if m.group(1) and value.endswith(",") else value
+            add(no, m.group(2), _unquote(value), "map", raw)
             continue
         if _CONF_RE.match(line) and not _SHELL_WORD_RE.match(line):
             # a NAME=value line whose value has spaces (NCCL_RINGS=0 1|1 0): NCCL reads it whole

@@ -229,6 +229,8 @@ _PREFIX = re.compile(
     r"|\[rank(?P<prank>\d+)\]:"  # PyTorch rank prefix
     r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
     r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
+    r"|(?P<svc>[A-Za-z][\w.\-]{0,62})[ \t]+\|[ \t]?"  # docker compose: "web-1    | "
+    r"|(?P<quote>>[ \t]?)"  # a mail or markdown quote
     r")"
 )
 _TIMESTAMP = re.compile(
@@ -246,8 +248,10 @@ def _prefix_of(line: str) -> tuple[str, str, int] | None:
     m = _PREFIX.match(line, skip)
     if m is None:
         return ("", "", skip) if skip else None
-    if m.group("host") is not None:
-        host = m.group("host")
+    if m.group("quote") is not None:
+        return "", "", m.end()
+    host = m.group("host") or m.group("svc")
+    if host is not None:
         return host, host, m.end()
     rank = m.group("rank") or m.group("trank") or m.group("prank") or m.group("srank")
     return f"rank {int(rank)}", f"rank {int(rank)}", m.end()
@@ -397,7 +401,7 @@ def _split_prefixed(seg: Segment) -> list[Segment]:
         return [seg]
     whole, _ = _best("\n".join(seg.lines))
     stripped = max((_best("\n".join(g.lines))[0] for g in groups), default=0.0)
-    return groups if stripped > whole else [seg]
+    return groups if stripped >= whole else [seg]
 
 
 def parse_paste(text: str, kind: str | None = None) -> list[Part]:
@@ -424,6 +428,9 @@ def parse_paste(text: str, kind: str | None = None) -> list[Part]:
     segments = split_segments(text)
     subs = [sub for seg in segments for sub in _split_prefixed(seg)]
     if len(subs) == 1 and subs[0].subject is None:
+        if subs[0] is not segments[0]:
+            # one group whose prefix (a quote, a timestamp) was stripped: parse what is left
+            return [_parse_segment(subs[0], _detect(subs[0]))]
         return [_whole(text, _detect(subs[0]))]
     # a prompt line alone (or prompt and one line) is rarely output: one line is read only when
     # a detector is certain of it (ulimit -l's number, ping's PING header)

@@ -158,6 +158,8 @@ _MPS_RE = re.compile(r"MaxPayload\s+(?P<mps>\d+)\s+bytes(?:,\s*MaxReadReq\s+(?P<
 _FLAG_RE = re.compile(
     r"(?<![\w.])(?:(?![A-Za-z])[\w.])*+(?P<name>[A-Za-z][\w.]*+)(?P<v>[+-])(?=\s|,|$)"
 )
+_LINK_KEYS = frozenset({"LnkCap", "LnkSta", "LnkCap2", "LnkSta2", "LnkCtl2", "ACSCap", "ACSCtl"})
+"""Fields a ``| grep`` excerpt keeps: read even when the paste lost their indentation."""
 _FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][\w ]*?\d?):\s*(?P<val>.*)$")
 # the blanks before "[code]" are read from the start of their run only (or right after the first
 # character), so the lazy class name does not rescan a long run of blanks at every character
@@ -461,9 +463,15 @@ def parse_lspci(text: str) -> ParseResult:
                 state = {}
                 last = no
                 continue
-            if dev is not None and not _PROMPT_RE.match(line):
-                result.warn(no, "expected an indented field line or a device line", line)
-            continue
+            lone = _FIELD_RE.match(" " + line)
+            if lone is not None and lone.group("key").strip() in _LINK_KEYS:
+                # a grep excerpt whose indentation the paste lost ("LnkSta:\tSpeed 8GT/s..."):
+                # read as the indented field it is
+                line = " " + line
+            else:
+                if dev is not None and not _PROMPT_RE.match(line):
+                    result.warn(no, "expected an indented field line or a device line", line)
+                continue
         im = _indented_device(line)
         if im is not None:
             # the whole capture indented (a documentation literal block, a list item): the
@@ -609,6 +617,10 @@ _BW_RE = re.compile(
 )
 _MODULE_RE = re.compile(r"Port module event(?:\[error\])?: module (?P<m>\d+), (?P<s>.*\S|\s)\s*$")
 _FW_RE = re.compile(r"firmware version: (?P<v>\d+\.\d+\.\d+)")
+_BAR_FAIL_RE = re.compile(r"\bBAR \d+(?: \[[^\]]*\])?: (?:failed to assign|no space for)")
+"""The PCI core could not place a BAR (setup-bus.c ``pdev_assign_resources_sorted`` /
+``__assign_resources_sorted``: ``BAR 7: no space for [mem size 0x01000000 64bit pref]``,
+``BAR 7: failed to assign ...``): the device, or its SR-IOV VFs (BAR 7-12), cannot be used."""
 _SYND_RE = re.compile(r"\bsynd(?:rome)?\s*\(?(?P<s>0x[0-9a-fA-F]+)")
 _CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("module-event", ("Port module event",)),
@@ -649,7 +661,15 @@ def _detect_dmesg(text: str) -> float:
         return 0.9
     if "mlx5_core" in text and ("kernel:" in text or "] mlx5" in text):
         return 0.6
+    if _PCI_KERNEL_LINE_RE.search(text):
+        return 0.6  # kernel log lines of a PCI device (the PCI core, any NIC driver)
     return 0.0
+
+
+_PCI_KERNEL_LINE_RE = re.compile(
+    r"(?m)^[ \t]*+(?:\[\s*\d+\.\d+\]|.{0,60}\bkernel:(?: \[\s*\d+\.\d+\])?) ?[\w.-]+ "
+    r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+)
 
 
 @register(
@@ -667,7 +687,7 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
             continue
         if line.startswith(">"):
             line = _QUOTE_RE.sub("", line).strip()
-        if "mlx5" not in line and "PCIe" not in line and "AER" not in line:
+        if "mlx5" not in line and "PCIe" not in line and "AER" not in line and "BAR " not in line:
             continue  # cheap prefilter: unrelated kernel lines
         if _PROMPT_RE.match(line):
             continue
@@ -759,14 +779,15 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
             or (stamped and "mlx5" in line)
         )
         is_aer = "AER:" in msg or "PCIe Bus Error" in msg
-        if not (is_mlx5 or is_aer):
+        is_bar = _BAR_FAIL_RE.search(msg) is not None
+        if not (is_mlx5 or is_aer or is_bar):
             continue
         ev = KernelEvent(
             line=no,
             driver=drv,
             device=dev,
             netdev=nd,
-            category="aer" if is_aer else _category(msg),
+            category="aer" if is_aer else "bar-assign" if is_bar else _category(msg),
             message=msg,
         )
         if ev.category == "module-event":

@@ -295,6 +295,8 @@ class IbvDevicesList(Record):
     record_type: ClassVar[str] = "ibv_devices"
 
     devices: list[IbvDevice] = field(default_factory=list)
+    tool: str = "ibv_devices"
+    """The command that printed it (``ibv_devinfo`` prints "No IB devices found")."""
     verbs_warnings: list[str] = field(default_factory=list)
     """``libibverbs: Warning: ...`` lines printed with the listing."""
     error: str | None = None

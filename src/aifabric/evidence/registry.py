@@ -37,6 +37,7 @@ __all__ = [
     "EvidenceKind",
     "all_kinds",
     "detect_kind",
+    "dedent_block",
     "detect_scores",
     "parse_bytes",
     "parse_file",
@@ -63,6 +64,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "rdma_counters",
     "pcie",
     "ping",
+    "ip_addr",
     "linux_net",
     "sonic_config",
     "eos_config",
@@ -72,6 +74,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "switch_counters",
     "mlxlink",
     "sonic_transceiver",
+    "sonic_interfaces",
     "rdma_tools",
     "ucx",
     "gpu_topo",
@@ -171,10 +174,40 @@ def _is_json_document(text: str) -> bool:
     return first is not None and first.group() in "{[" and last in ("}", "]")
 
 
+_INDENT_RE = re.compile(r"^[ \t]*+(?=[^ \t\r\n])", re.MULTILINE)
+
+
+def dedent_block(text: str) -> str:
+    """``text`` without the indentation every non-blank line shares (a paste kept in a markdown
+    or wiki code block, a mail quote's lost indent): ``  eth0: flags=...`` → ``eth0: flags=...``.
+    Relative indentation stays; line numbers do not change. Text whose first non-blank line
+    starts at column 0 (nearly every capture) is returned as is after one look."""
+    first = text.lstrip("\r\n")[:1]
+    if first not in (" ", "\t"):
+        return text
+    common: str | None = None
+    for m in _INDENT_RE.finditer(text):
+        ind = m.group()
+        if common is None:
+            common = ind
+        elif not ind.startswith(common):
+            n = 0
+            while n < min(len(ind), len(common)) and ind[n] == common[n]:
+                n += 1
+            common = common[:n]
+        if not common:
+            return text
+    if not common:
+        return text
+    cut = len(common)
+    return "\n".join(line[cut:] if line.strip() else line for line in text.split("\n"))
+
+
 def _capped(text: str, json: bool | None = None) -> tuple[str, list[tuple[int, int, int]]]:
     """``text`` with over-long lines and giant numbers cut (``MAX_LINE_CHARS``, ``MAX_DIGITS``
     of :mod:`aifabric.evidence.base`); a JSON document keeps its long lines (see
     ``MAX_LINE_CHARS``): only a line holding a giant number is cut."""
+    text = dedent_block(text)
     if _is_json_document(text) if json is None else json:
         return cap_line_length(text, limit=len(text) + 1)
     return cap_line_length(text)

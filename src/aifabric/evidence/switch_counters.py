@@ -197,7 +197,11 @@ _PORT_COUNTS = {
     "TX_DRP": "tx_drp",
     "TX_OVR": "tx_ovr",
 }
-_PORT_HDR_RE = re.compile(r"^\s*IFACE\s+(?:DESC\s+)?STATE\s+RX_OK\s.*\bTX_OK\b", re.IGNORECASE)
+_PORT_HDR_RE = re.compile(
+    r"^\s*IFACE\s+(?:DESC\s+)?STATE\s+RX_(?:OK\s.*\bTX_OK|ERR\s.*\bTX_ERR)\b", re.IGNORECASE
+)
+"""``portstat`` (``show interfaces counters``) and its ``errors`` view (``show interfaces
+counters errors``: RX_ERR RX_DRP RX_OVR TX_ERR TX_DRP TX_OVR only)."""
 _RATE_UNIT_RE = re.compile(r"^[KMGT]?B/s$")
 _UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
 _UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}
@@ -243,7 +247,7 @@ def _detect(text: str) -> float:
     return 0.0
 
 
-_DETECT_IFACE_RE = re.compile(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_OK")
+_DETECT_IFACE_RE = re.compile(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_(?:OK|ERR)\b")
 _DETECT_QUEUE_RE = re.compile(r"Port\s+(?:Voq|TxQ)\s+\S+/pkts")
 _DETECT_PG_RE = re.compile(r"Port\s+PG0\s+PG1\s+PG2")
 

@@ -39,7 +39,7 @@ left to ``rdma-hw-counters``, 0.9).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from aifabric.evidence.base import ParseResult, Record
@@ -47,7 +47,7 @@ from aifabric.evidence.infiniband import gid_ipv4
 from aifabric.evidence.rdma_counters import parse_rdma_counters
 from aifabric.evidence.registry import register
 
-__all__ = ["SysfsGid", "SysfsRdmaPort", "parse_sysfs_infiniband"]
+__all__ = ["SysfsGid", "SysfsRdmaDevices", "SysfsRdmaPort", "parse_sysfs_infiniband"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -109,7 +109,53 @@ _COUNTER_DIRS = frozenset({"counters", "hw_counters"})
 
 
 def _detect(text: str) -> float:
-    return 0.95 if "/infiniband/" in text and _DETECT_RE.search(text) else 0.0
+    if "/infiniband" not in text:
+        return 0.0
+    if _DETECT_RE.search(text):
+        return 0.95
+    return 0.9 if _LS_RE.search(text) else 0.0
+
+
+_LS_RE = re.compile(r"(?m)^[^\n]*\bls(?:\s+-[A-Za-z1]+)*\s+/sys/class/infiniband/?\s*$")
+"""``ls [-l] /sys/class/infiniband``: the RDMA devices the kernel registered, one per name."""
+_LS_LONG_RE = re.compile(r"/(?P<bdf>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])/infiniband/")
+
+
+@dataclass(slots=True, kw_only=True)
+class SysfsRdmaDevices(Record):
+    """The RDMA devices of ``ls [-l] /sys/class/infiniband`` (empty: none registered)."""
+
+    record_type: ClassVar[str] = "sysfs_rdma_devices"
+
+    devices: list[str] = field(default_factory=list)
+    pci: dict[str, str] = field(default_factory=dict)
+    """Device → PCI address, from ``ls -l`` symlinks (``mlx5_0 -> ../../devices/.../0000:17:00.0/
+    infiniband/mlx5_0``)."""
+
+
+def _ls_listing(lines: list[str], start: int, res: ParseResult) -> int:
+    """Read the listing after the ``ls`` command at ``start`` (0-based); the next line index."""
+    rec = SysfsRdmaDevices(line=start + 1)
+    i = start + 1
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line or line.startswith("total "):
+            i += 1
+            continue
+        if " -> " not in line and (_COMMAND_RE.search(line) or ":" in line):
+            break  # the next command, or a sysfs path:value line
+        if " -> " in line:  # ls -l: "lrwxrwxrwx 1 root root 0 Jan 1 00:00 mlx5_0 -> ../../..."
+            name = line.split(" -> ", 1)[0].split()[-1]
+            rec.devices.append(name)
+            m = _LS_LONG_RE.search(" " + line)
+            if m is not None:
+                rec.pci[name] = m.group("bdf")
+        else:
+            rec.devices.extend(line.split())
+        rec.end_line = i + 1
+        i += 1
+    res.records.append(rec)
+    return i
 
 
 class _Gid:
@@ -303,9 +349,16 @@ def parse_sysfs_infiniband(text: str) -> ParseResult:
     """Parse sysfs ``path:value`` listings of RDMA devices; never raises."""
     res = ParseResult("sysfs-infiniband")
     st = _State(res)
-    for no, raw in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    skip_to = 0
+    for no, raw in enumerate(lines, 1):
+        if no <= skip_to:
+            continue
         line = raw.strip()
         if not line:
+            continue
+        if _LS_RE.match(line):
+            skip_to = _ls_listing(lines, no - 1, res)
             continue
         at = line.find("/infiniband/")
         if at < 0:

@@ -37,6 +37,7 @@ from aifabric.checks.diagnose.signatures import all_causes
 from aifabric.checks.diagnose.verdicts_host_state import PEER_MEMORY_MODULES
 from aifabric.evidence.host_limits import ResourceLimit
 from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
+from aifabric.evidence.sysfs_rdma import SysfsRdmaDevices
 from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.nccl_log import GdrStatus, NcclEnv
 from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
@@ -172,8 +173,13 @@ def _ports_active(ev: Evidence) -> str | None:
 
 
 def _rdma_device_visible(ev: Evidence) -> str | None:
-    """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``)."""
-    for rec in _records(ev, (IbvPort, IbstatPort, IbvDevicesList)):
+    """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``, ``ls
+    /sys/class/infiniband``)."""
+    for rec in _records(ev, (IbvPort, IbstatPort, IbvDevicesList, SysfsRdmaDevices)):
+        if isinstance(rec, SysfsRdmaDevices):
+            if rec.devices:
+                return f"/sys/class/infiniband lists {rec.devices[0]}{_where(ev, rec)}"
+            continue
         if isinstance(rec, IbvDevicesList):
             if rec.devices:
                 return f"ibv_devices lists {rec.devices[0].name}{_where(ev, rec)}"

@@ -14,8 +14,8 @@ growth) or names the same cause class, so that the engine keeps the rule's findi
 ======================================  =====================================  ==================
 verdict                                  records                                cause
 ======================================  =====================================  ==================
-``diagnose.ib-port-down``                ``ibstat_port``, ``ibv_port``,         fabric.link-down
-                                         ``ib_link``
+``diagnose.ib-port-down``                ``ibstat_port`` (ibstat, ibstatus),    fabric.link-down
+                                         ``ibv_port``, ``ib_link``
 ``diagnose.ib-port-slow``                ``ibstat_port``, ``ibv_port``          fabric.slow-link
                                          (vs same-chip siblings), ``ib_link``
                                          (``Could be ...``)
@@ -32,7 +32,10 @@ verdict                                  records                                
 ``diagnose.busbw-collapse``              nccl-tests ``header`` (its rows)       fabric.slow-link
 ``diagnose.nccl-tests-wrong-results``    nccl-tests ``header`` / ``summary``    host.driver
 ``diagnose.perftest-bw-low``             ``perftest_params`` (with a fabric)    fabric.slow-link
-``diagnose.iface-no-carrier``            ``ip_link``                            fabric.link-down
+``diagnose.iface-no-carrier``            ``ip_link`` (ip link, ip addr,         fabric.link-down
+                                         ifconfig)
+``diagnose.switch-port-down``            ``sonic_interface_status`` (admin up,  fabric.link-down
+                                         oper down; info for an empty cage)
 ``diagnose.iface-mtu-low``               ``ip_link``, ``ibv_port`` (fabric)     fabric.mtu
 ``diagnose.optics-threshold``            ``transceiver_module``                 fabric.optics
 ``diagnose.optics-tx-fault``             ``transceiver_module``                 fabric.optics

@@ -37,6 +37,7 @@ from aifabric.evidence.mlxlink import (
 )
 from aifabric.evidence.rdma_tools import Ibdev2netdev, IbvDevicesList, RdmaLink
 from aifabric.evidence.sonic_transceiver import SonicTransceiverPm, SonicTransceiverStatus
+from aifabric.evidence.sysfs_rdma import SysfsRdmaDevices
 
 if TYPE_CHECKING:
     from aifabric.checks.diagnose.engine import Evidence
@@ -538,13 +539,25 @@ def _ibv_devices(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         return
     why = f" ({rec.error})" if rec.error else ""
     notes = "; ".join(w.split("Warning: ", 1)[-1] for w in rec.verbs_warnings[:3])
-    yield Verdict(
+    yield _no_rdma_device(
+        f"{rec.tool} lists no RDMA device{why}" + (f"; libibverbs: {notes}" if notes else "")
+    )
+
+
+@verdict("sysfs_rdma_devices")
+def _sysfs_devices(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    if isinstance(rec, SysfsRdmaDevices) and not rec.devices:
+        yield _no_rdma_device(
+            "/sys/class/infiniband is empty: the kernel registered no RDMA device"
+        )
+
+
+def _no_rdma_device(message: str) -> Verdict:
+    return Verdict(
         id="diagnose.no-rdma-device",
         severity="error",
         cause="host.rdma-device",
-        message=(
-            f"ibv_devices lists no RDMA device{why}" + (f"; libibverbs: {notes}" if notes else "")
-        ),
+        message=message,
         explanation=(
             "The verbs library found no device it can open in this environment, so NCCL, UCX "
             "and MPI fall back to TCP sockets or fail. Usual causes: the user-space provider "

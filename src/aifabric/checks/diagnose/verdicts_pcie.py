@@ -421,6 +421,32 @@ def _kernel_event(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             refs=("S20", "S22"),
             confidence=0.55,
         )
+    elif rec.category == "bar-assign" and _first_of(rec, ev):
+        vf = re.search(r"\bBAR (?:[7-9]|1[0-2])\b", rec.message) is not None
+        yield Verdict(
+            id="diagnose.pcie-bar-unassigned",
+            severity="warning",
+            cause="host.pcie",
+            message=(
+                f"{dev}: {rec.message}"
+                + (" (an SR-IOV VF BAR: the virtual functions cannot be enabled)" if vf else "")
+            ),
+            explanation=(
+                "The PCI core found no room in the bridge's memory window for one of the "
+                "device's BARs. BARs 0-5 are the device's own (it will not work); 7-12 are the "
+                "SR-IOV VF BARs, so VFs (SR-IOV CNI, RDMA shared-device plugins) cannot be "
+                "created. Usual cause: 64-bit MMIO above 4 GB or SR-IOV support disabled in the "
+                "BIOS, or a firmware exposing more VFs than the window holds (Linux "
+                "drivers/pci/setup-bus.c)."
+            ),
+            fix=(
+                "Enable 'Above 4G Decoding' / 'MMIO high' and 'SR-IOV support' in the BIOS, or "
+                "boot with pci=realloc; lower NUM_OF_VFS with mlxconfig if the window stays "
+                "too small; check with `lspci -vvv -s BDF` (Region / VF BAR lines)."
+            ),
+            refs=("S20",),
+            confidence=0.5,
+        )
     elif rec.category == "aer" and _first_of(rec, ev):
         corrected = "Corrected" in rec.message and "Uncorrected" not in rec.message
         yield Verdict(

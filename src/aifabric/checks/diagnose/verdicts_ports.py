@@ -31,6 +31,7 @@ from aifabric.evidence.infiniband import (
     IbvPort,
 )
 from aifabric.evidence.linux_net import IpLink
+from aifabric.evidence.sonic_interfaces import SonicInterfaceStatus
 from aifabric.model import Endpoint, fabric_index
 
 if TYPE_CHECKING:
@@ -404,7 +405,8 @@ def _ip_link(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ),
             explanation=(
                 "UP in the flags is the administrative state (ip link set up); LOWER_UP is "
-                "the carrier the driver reports, NO-CARRIER its absence, and the operational "
+                "the carrier the driver reports (ifconfig: RUNNING), NO-CARRIER its absence, "
+                "and the operational "
                 f"state follows it ({_IP_LINK}; {_OPERSTATES}). An interface configured up "
                 "without carrier has no physical link: no cable or module, a module that does "
                 "not light, a speed/FEC the far end does not match, or the switch port is down "
@@ -512,4 +514,48 @@ def _roce_mtu(rec: IbvPort, ev: Evidence) -> Iterator[Verdict]:
         ),
         refs=("S11",),
         confidence=0.5,
+    )
+
+
+# -- SONiC show interfaces status -----------------------------------------------------------------
+
+_INTFUTIL = (
+    "sonic-utilities scripts/intfutil, show interfaces status "
+    "(https://github.com/sonic-net/sonic-utilities/blob/master/doc/Command-Reference.md)"
+)
+
+
+@verdict("sonic_interface_status")
+def _sonic_port(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    if not isinstance(rec, SonicInterfaceStatus) or not rec.admin_up or rec.oper_up:
+        return
+    if rec.oper is None or rec.interface.startswith(("PortChannel", "Vlan", "Loopback")):
+        return
+    no_module = rec.port_type is not None and rec.port_type.upper() == "N/A"
+    yield Verdict(
+        id="diagnose.switch-port-down",
+        # an empty cage that is admin up is how most unused ports look: noted, not a fault
+        severity="info" if no_module else "warning",
+        cause="fabric.link-down",
+        message=(
+            f"{rec.interface}{f' ({rec.alias})' if rec.alias else ''} is admin up but oper "
+            f"{rec.oper}"
+            + (": no transceiver detected (Type N/A)" if no_module else "")
+            + (f", {rec.speed_gbps:g}G FEC {rec.fec}" if rec.speed_gbps is not None else "")
+        ),
+        explanation=(
+            "Admin is the configured state (config interface startup/shutdown), Oper the link "
+            "state the ASIC reports; admin up with oper down means the link did not come up: "
+            "no or unsupported module (Type N/A), cable, a speed, FEC or auto-negotiation the "
+            f"far end does not match, or the peer port down ({_INTFUTIL}). A port cabled to a "
+            "GPU server that is down removes that NIC's rail from the fabric (S16, S20)."
+        ),
+        fix=(
+            f"`show interfaces transceiver presence {rec.interface}` and `show interfaces "
+            f"transceiver eeprom --dom {rec.interface}` (module, Rx power); compare speed and "
+            "FEC with the peer (`ethtool` on a host, `show interfaces status` on a switch); "
+            "reseat or replace the cable; ignore it if the port is intentionally unused."
+        ),
+        refs=("S16", "S20"),
+        confidence=0.3 if no_module else 0.45,
     )
