@@ -32,12 +32,12 @@ from aifabric.errors import InputError
 from aifabric.units import format_bytes, parse_bytes
 
 __all__ = [
-    "close_truncated_json",
     "LIMITS",
     "MAX_NESTING",
     "InputClass",
     "NestingError",
     "check_nesting",
+    "close_truncated_json",
     "input_limit",
     "loads_json",
     "nesting_depth",

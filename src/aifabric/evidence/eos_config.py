@@ -83,6 +83,10 @@ _DETECT_EOS_ONLY = (
     "platform sand qos map",
     "\n   tx-queue ",
     "\n   uc-tx-queue ",
+    # EOS global QoS commands NX-OS does not have (it says qos-group and watch-dog)
+    "\nqos map traffic-class ",
+    "priority-flow-control pause watchdog ",
+    "\nqos random-detect ecn allow ",
 )
 _SESSION_RE = re.compile(r"^\s*[\w.\-]+ ?\((?P<mode>config[^)]*)\) ?# ?(?P<cmd>.*)$")
 _SESSION_TOP = (

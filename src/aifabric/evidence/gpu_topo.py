@@ -62,6 +62,7 @@ _AFFINITY_HEADERS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 _LEGEND_RE = re.compile(r"^\s*(\S+)\s+=\s+(.*\S|\s)\s*$")
 _NIC_LEGEND_RE = re.compile(r"^\s*(NIC\d+):\s*(\S+)\s*$")
 _COMMAND_RE = re.compile(r"nvidia-smi\s+topo\b(.*)$")
+_HEADER_ANY_RE = re.compile(r"(?m)^[ \t]*+GPU0[ \t]++GPU1\b|^[ \t]*+GPU0[ \t]++(?:NIC0|mlx5_|CPU)")
 
 
 def link_rank(link: str) -> int | None:
@@ -134,13 +135,45 @@ class GpuTopology(Record):
         return [g for g in self.gpus if g != gpu and _NV_RE.match(self.link(gpu, g) or "")]
 
 
+_ROW_GUESS_RE = re.compile(
+    r"(?m)^[ \t]*+(?:GPU|NIC)\d++(?:[ \t]++(?:X|SYS|NODE|PHB|PXB|PIX|NV\d++)){2,}"
+)
+"""A matrix row (``GPU3  NV12  NV12  X ...``): the header row may be missing from a paste."""
+
+
+def _infer_columns(text: str) -> list[str] | None:
+    """The device columns of a matrix pasted without its header row: each row's ``X`` sits in
+    its own column, NIC columns follow the GPU columns, the matrix is square. ``None`` when the
+    rows do not agree."""
+    named: dict[int, str] = {}
+    width = 0
+    for m in _ROW_GUESS_RE.finditer(text):
+        tokens = m.group().split()
+        cells = tokens[1:]
+        width = max(width, len(cells))
+        if "X" in cells:
+            named[cells.index("X")] = tokens[0]
+    if width < 2 or not named:
+        return None
+    nics = [i for i, name in named.items() if name.startswith("NIC")]
+    first_nic = min(nics) - int(named[min(nics)][3:]) if nics else width
+    columns = []
+    for i in range(width):
+        guess = f"GPU{i}" if i < first_nic else f"NIC{i - first_nic}"
+        if i in named and named[i] != guess:
+            return None
+        columns.append(guess)
+    return columns
+
+
 def _detect(text: str) -> float:
-    if "GPU0" not in text:
-        return 0.0
-    if "CPU Affinity" in text or "NV#  = Connection" in text or "NIC Legend:" in text:
-        return 0.95
-    if "Legend:" in text and "X    = Self" in text:
-        return 0.9
+    if "GPU0" in text:
+        if "CPU Affinity" in text or "NV#  = Connection" in text or "NIC Legend:" in text:
+            return 0.95
+        if "Legend:" in text and "X    = Self" in text:
+            return 0.9
+    if "X" in text and len(_ROW_GUESS_RE.findall(text, 0, 65536)) >= 2:
+        return 0.9 if "X    = Self" in text else 0.6
     return 0.0
 
 
@@ -185,10 +218,19 @@ def parse_nvidia_smi_topo(text: str) -> ParseResult:
     affinities: list[str] = []
     section: str | None = None  # "legend" or "nic-legend"
     command: str | None = None
+    headless = None if _HEADER_ANY_RE.search(text) else _infer_columns(text)
     for lineno, raw in enumerate(text.splitlines(), 1):
         stripped = raw.strip()
         if not stripped or stripped.startswith("```"):
             continue
+        if topo is None and headless is not None and _ROW_GUESS_RE.match(raw):
+            # a matrix pasted without its header: columns inferred from the rows' X cells
+            topo = GpuTopology(line=lineno, command=command, pci_only=False, columns=headless)
+            topo.gpus = [d for d in headless if _GPU_RE.match(d)]
+            topo.nics = [d for d in headless if not _GPU_RE.match(d)]
+            affinities = ["CPU Affinity", "NUMA Affinity"]
+            res.records.append(topo)
+            res.warn(lineno, "no header row: device columns inferred from the rows", raw)
         cm = _COMMAND_RE.search(stripped)
         if cm is not None:
             command, topo, section = stripped, None, None

@@ -130,7 +130,7 @@ def _body_line(rec: IpLink, stripped: str) -> None:
     elif head.startswith("collisions:"):
         _counters(rec, _TX_KEYS, stripped)
         if "txqueuelen:" in stripped:
-            rec.qlen = int(stripped.split("txqueuelen:", 1)[1].split()[0] or 0)
+            rec.qlen = int(stripped.split("txqueuelen:", 1)[1].split(maxsplit=1)[0] or 0)
     elif head == "status:" and len(words) > 1:
         rec.state = "UP" if words[1] == "active" else "DOWN"  # BSD/macOS media status
     else:

@@ -42,7 +42,7 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["KernelModule", "parse_kernel_modules"]
+__all__ = ["KernelModule", "ModuleQuery", "parse_kernel_modules"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,6 +64,25 @@ class KernelModule(Record):
     """Flags inside the parentheses (``"OE"``, ``"POE"``, ``"+"``); ``None`` when absent."""
 
 
+@dataclass(slots=True, kw_only=True)
+class ModuleQuery(Record):
+    """``lsmod | grep PATTERN`` (or ``grep PATTERN /proc/modules``) that printed no row: no loaded
+    module name contains ``pattern``. A query that printed rows gives only the rows."""
+
+    record_type: ClassVar[str] = "module_query"
+
+    pattern: str
+    found: bool = False
+
+
+_GREP_CMD_RE = re.compile(
+    r"\b(?:lsmod\s*\|\s*grep|grep(?:\s+-\w+)*\s+['\"]?[\w\-]+['\"]?\s+/proc/modules)"
+    r"(?:\s+-\w+)*\s+['\"]?(?P<pat>[\w\-]+)"
+)
+"""``lsmod | grep -i nv_peer`` / ``grep nvidia /proc/modules`` (the pattern: the first word)."""
+_GREP_FILE_RE = re.compile(r"\bgrep(?:\s+-\w+)*\s+['\"]?(?P<pat>[\w\-]+)['\"]?\s+/proc/modules")
+
+
 # name size refcount users state [address] [(flags)]: every field is one run of non-blanks
 _PROC_RE = re.compile(
     r"^(\S+) (\d+) (-?\d+|-) (\S+) (Live|Loading|Unloading)"
@@ -73,6 +92,7 @@ _ADDR_RE = re.compile(r"^(0x[0-9a-fA-F]+)(?: \(([A-Z+\-]*)\))?\s*$")
 _LSMOD_HEADER_RE = re.compile(r"^Module\s+Size\s+Used\s+by\s*$")
 _LSMOD_ROW_RE = re.compile(r"^([\w\-]+)\s+(\d+)\s+(-?\d+)(?:\s+(\S+))?\s*$")
 _QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
+_PROMPT_ONLY_RE = re.compile(r"^(?:\[[^\]]*\]|[\w@.~:/\-]*)[$#]$")
 _COMMAND_RE = re.compile(r"\blsmod\b|/proc/modules|^(?:\[[^\]]*\]|[\w@.~:/\-]*)[$#]\s")
 _RDMA_GPU_NAMES = ("nvidia", "peer_mem", "peermem", "ib_core", "mlx5", "mlx4", "rdma", "ib_uverbs")
 
@@ -89,6 +109,8 @@ def _detect(text: str) -> float:
         and not ("Module" in text and "Used" in text)
         and _ANY_ROW_RE.search(text) is None
         and _OTHER_BREAKS_RE.search(text) is None
+        and "lsmod" not in text
+        and "/proc/modules" not in text
     ):
         return 0.0  # no marker and no line that could be a row: the loop below scores 0
     rows = 0
@@ -112,9 +134,17 @@ def _detect(text: str) -> float:
             command = True
     if rows and command:
         return 0.9
+    if command and not rows and _query_of(text) is not None:
+        return 0.6  # an empty lsmod | grep: the module is not loaded
     if rows >= 2 and relevant and rows >= 0.8 * nonblank:
         return 0.6
     return 0.0
+
+
+def _query_of(line: str) -> str | None:
+    """The pattern of an ``lsmod | grep`` / ``grep ... /proc/modules`` command, else None."""
+    m = _GREP_FILE_RE.search(line) or _GREP_CMD_RE.search(line)
+    return m.group("pat") if m is not None else None
 
 
 def _int(raw: str) -> int | None:
@@ -140,6 +170,15 @@ def parse_kernel_modules(text: str) -> ParseResult:
     pending: KernelModule | None = None
     """A /proc/modules row that ended before its address: joined with an address-only line."""
     pending_text = ""
+    query: ModuleQuery | None = None
+    """The last ``lsmod | grep`` command, until a row answers it or the next command."""
+
+    def close_query() -> None:
+        nonlocal query
+        if query is not None and not query.found:
+            res.records.append(query)
+        query = None
+
     for no, raw in enumerate(text.splitlines(), 1):
         line = (_QUOTE_RE.sub("", raw) if raw[:1] == ">" else raw).strip()
         if not line:
@@ -177,6 +216,8 @@ def parse_kernel_modules(text: str) -> ParseResult:
             continue
         r = _LSMOD_ROW_RE.match(line)
         if r is not None:
+            if query is not None:
+                query.found = True
             res.records.append(
                 KernelModule(
                     line=no,
@@ -190,8 +231,17 @@ def parse_kernel_modules(text: str) -> ParseResult:
             )
             continue
         if _COMMAND_RE.search(line):
+            close_query()
+            pat = _query_of(line)
+            if pat is not None:
+                query = ModuleQuery(line=no, pattern=pat)
             continue  # the prompt and command that produced the listing
+        if _PROMPT_ONLY_RE.match(line):
+            close_query()  # an empty prompt after the command: the query printed nothing
+            continue
         res.warn(no, "not a /proc/modules or lsmod line", line)
     if pending is not None:
         res.warn(pending.line, "line ends before the module address (cut?)", pending_text)
+    close_query()
+    res.records.sort(key=lambda r: r.line)
     return res

@@ -46,10 +46,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, ParseWarning, Record
 from aifabric.evidence.registry import register
+from aifabric.inputs import close_truncated_json, loads_json
 
 __all__ = [
     "OPCODE_FAMILIES",
@@ -359,6 +360,8 @@ def _detect(text: str) -> float:
         return 0.95
     if "Rx Power Current [dBm]" in head or "Bias Current [mA]" in head:
         return 0.9
+    if '"Operational Info"' in head and '"result"' in head:
+        return 0.95  # mlxlink --json
     return 0.0
 
 
@@ -595,6 +598,74 @@ def _ber(s: _Section, fec: str | None) -> MlxlinkBer:
     return rec
 
 
+def _json_value(value: Any) -> str:
+    """A ``--json`` field value in the text report's form (``0x3f (IB-SDR,IB-DDR)`` for a
+    mask with its list, ``a,b`` for a list)."""
+    if isinstance(value, dict):
+        mask, listed = value.get("mask"), value.get("values")
+        if mask is not None:
+            inner = ",".join(str(v) for v in listed) if isinstance(listed, list) else ""
+            return f"{mask} ({inner})" if inner else str(mask)
+        return ",".join(f"{k}={_json_value(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ",".join(_json_value(v) for v in value)
+    return str(value)
+
+
+def _from_json(text: str) -> tuple[str, list[int], bool] | None:
+    """``mlxlink --json`` (``{"result": {"output": {"Operational Info": {"State": "Active",
+    ...}}}}``) as the equivalent text report, the JSON line of each text line, and whether the
+    JSON was cut short (closed after its last complete member); None when it is not such JSON."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    body = text[start:]
+    cut = False
+    try:
+        data: Any = loads_json(body)
+    except ValueError:
+        closed = close_truncated_json(body)
+        if closed is None:
+            return None
+        try:
+            data = loads_json(closed[0])
+        except ValueError:
+            return None
+        cut = True
+    output = data.get("result", {}).get("output") if isinstance(data, dict) else None
+    if not isinstance(output, dict):
+        return None
+    offset = text.count("\n", 0, start)
+    src = body.split("\n")
+    out: list[str] = []
+    where: list[int] = []
+    pos = 0
+
+    def line_of(key: str) -> int:
+        nonlocal pos
+        needle = f'"{key}"'
+        for i in range(pos, len(src)):
+            if needle in src[i]:
+                pos = i
+                return offset + i + 1
+        return offset + pos + 1
+
+    command = text[:start].strip().splitlines()[-1:] if start else []
+    if command:
+        out.append(command[0].lstrip("#").strip())
+        where.append(offset)
+    for title, fields in output.items():
+        if not isinstance(fields, dict):
+            continue
+        out += [title, "-" * len(title)]
+        at = line_of(title)
+        where += [at, at]
+        for key, value in fields.items():
+            out.append(f"{key} : {_json_value(value)}")
+            where.append(line_of(key))
+    return "\n".join(out), where, cut
+
+
 @register(
     "mlxlink",
     summary="mlxlink -d DEV [-p PORT] [-m] [-c] [-e] (NVIDIA MFT / mstflint)",
@@ -602,7 +673,33 @@ def _ber(s: _Section, fec: str | None) -> MlxlinkBer:
     refs=("S16", "S20"),
 )
 def parse_mlxlink(text: str) -> ParseResult:
-    """``mlxlink`` reports → link, troubleshooting, module, BER and eye records per report."""
+    """``mlxlink`` reports (text or ``--json``) → link, troubleshooting, module, BER and eye
+    records per report."""
+    if '"output"' in text[:4096] and '"result"' in text[:4096]:
+        converted = _from_json(text)
+        if converted is not None:
+            synthetic, where, cut = converted
+            res = _parse_text_report(synthetic)
+            for rec in res.records:
+                for f in ("line", "end_line"):
+                    v = getattr(rec, f, None)
+                    if isinstance(v, int) and 1 <= v <= len(where):
+                        setattr(rec, f, where[v - 1])
+            res.warnings = [
+                ParseWarning(
+                    where[w.line - 1] if w.line and 1 <= w.line <= len(where) else w.line,
+                    w.message,
+                    w.text,
+                )
+                for w in res.warnings
+            ]
+            if cut:
+                res.warn(None, "JSON cut short: read up to the last complete member")
+            return res
+    return _parse_text_report(text)
+
+
+def _parse_text_report(text: str) -> ParseResult:
     res = ParseResult("mlxlink")
     lines = text.splitlines()
     rep: _Report | None = None

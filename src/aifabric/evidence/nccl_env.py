@@ -114,10 +114,12 @@ def _detect(text: str) -> float:
 
 
 def _is_diff(lines: list[str]) -> bool:
-    """Most lines carry a unified-diff marker (``+``/``-`` then the original indentation)."""
+    """A unified-diff paste: some line added (``+`` then blank or quote) and every line a diff
+    line (``+``, ``-``, a context line's leading blank, ``@@``). A Kubernetes ``- name:`` list
+    has no ``+`` line; shell xtrace (``+ export ...``) reads the same either way."""
     body = [ln for ln in lines if ln.strip()]
-    marked = sum(1 for ln in body if ln[:1] in ("+", "-") and ln[1:2] in (" ", "\t", '"', "'"))
-    return len(body) >= 2 and marked >= 0.5 * len(body) and any(ln[:1] == "+" for ln in body)
+    added = any(ln[:1] == "+" and ln[1:2] in (" ", "\t", '"', "'") for ln in body)
+    return added and all(ln[:1] in ("+", "-", " ", "\t") or ln.startswith("@@") for ln in body)
 
 
 def _strip_comment(line: str) -> str:
@@ -219,7 +221,8 @@ def parse_nccl_env(text: str) -> ParseResult:
 
     lines = text.splitlines()
     diff = _is_diff(lines)
-    for no, raw in enumerate(lines, 1):
+    for no, line_in in enumerate(lines, 1):
+        raw = line_in
         if diff:
             # a review diff: removed lines are not in effect; added and context lines are
             if raw.startswith(("-", "@@", "---", "+++")):

@@ -230,7 +230,7 @@ _PREFIX = re.compile(
     r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
     r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
     r"|(?P<svc>[A-Za-z][\w.\-]{0,62})[ \t]+\|[ \t]?"  # docker compose: "web-1    | "
-    r"|(?P<quote>>[ \t]?)"  # a mail or markdown quote
+    r"|(?P<quote>>[ \t]?|\+(?![+\d]))"  # a mail or markdown quote; a diff's added line
     r")"
 )
 _TIMESTAMP = re.compile(

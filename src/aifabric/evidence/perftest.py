@@ -511,7 +511,8 @@ def parse_perftest(text: str) -> ParseResult:
             res.warn(lineno, "results table has a header but no rows (truncated?)")
         cols = None
 
-    for lineno, raw in enumerate(text.splitlines(), 1):
+    # markdown bold a user put around a figure ("**5544.28**")
+    for lineno, raw in enumerate(text.replace("**", "").splitlines(), 1):
         stripped = raw.strip()
         if not stripped:
             continue

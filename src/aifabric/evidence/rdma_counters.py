@@ -81,6 +81,8 @@ _SYSFS_RE = re.compile(
     r"(?:/(?P<name>[^\s:/*]+))?"
 )
 _VALUE_RE = re.compile(r"^[:\s]\s*(-?\d+|N/A\b.*)\s*$")
+_DETECT_DIR_RE = re.compile(r"/infiniband/[^/\s]++/ports/\d++/counters\b")
+_FILE_HDR_RE = re.compile(r"^(?:===|==>)[ \t]*+(\S+)[ \t]*+(?:===|<==)$")
 # linear: the separator's blanks are read once (``\s*`` then ``\s+`` split a run every way) and
 # the value ends at its last non-blank, found greedily
 _PAIR_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*+)(?:\s*+:\s*+|\s++)(\S(?:.*\S)?)\s*$")
@@ -141,6 +143,7 @@ class _State:
         "cat_target",
         "ctx",
         "cur",
+        "file_target",
         "link_tokens",
         "mode_line",
         "pending",
@@ -156,6 +159,8 @@ class _State:
         self.pending: list[tuple[int, str]] = []
         self.link_tokens: list[tuple[int, str]] | None = None
         self.cat_target: tuple[str, int | None, str, str] | None = None
+        self.file_target: tuple[str | None, int | None, str, str] | None = None
+        """A ``=== ./name ===`` / ``==> path <==`` file header whose value is the next line."""
         self.mode_line = False
 
     def close(self) -> None:
@@ -245,6 +250,8 @@ _DETECT_NAMES = (
 def _detect(text: str) -> float:
     if "/hw_counters" in text or ("/infiniband/" in text and "/counters/" in text):
         return 0.9
+    if "/infiniband/" in text and _DETECT_DIR_RE.search(text):
+        return 0.9  # the counters directory as a prompt's cwd or a loop's argument
     if "link mlx5_" in text or "rx_write_requests" in text:
         return 0.9
     if any(n in text for n in _DETECT_NAMES):
@@ -311,10 +318,41 @@ def parse_rdma_counters(text: str) -> ParseResult:
             st.mode_line = True  # ``    Optional-set: cc_rx_ce_pkts`` under a mode line
             continue
         if not stripped:
-            if st.link_tokens is not None or (st.cur is not None and st.ctx is None):
+            if st.link_tokens is not None or (
+                st.cur is not None and st.ctx is None and st.file_target is None
+                and not st.cur.source.startswith("sysfs-")
+            ):
                 st.close()
             st.cat_target = None
             continue
+        fh = _FILE_HDR_RE.match(stripped)
+        if fh is not None:
+            # one file per header (`head FILES`, a `for f in ...; do echo "=== $f ==="; cat
+            # "$f"; done` loop): the value is on the next line
+            path = fh.group(1)
+            pm = _SYSFS_RE.search(path) if "/infiniband/" in path else None
+            if pm is not None and pm.group("name"):
+                port_n = int(pm.group("port")) if pm.group("port") else None
+                st.file_target = (pm.group("dev"), port_n, pm.group("dir"), pm.group("name"))
+            elif st.ctx is not None and "/" not in path.removeprefix("./"):
+                st.file_target = (*st.ctx, path.removeprefix("./"))
+            continue
+        if st.file_target is not None:
+            fdev, fport, fdir, fname = st.file_target
+            st.file_target = None
+            ok, value = _int_or_none(stripped)
+            if ok:
+                cur = st.cur
+                if (
+                    cur is None
+                    or cur.device != fdev
+                    or cur.port != fport
+                    or cur.source != f"sysfs-{fdir}"
+                    or fname in cur.counters
+                ):
+                    st.open(lineno, fdev, fport, f"sysfs-{fdir}")
+                st.add(lineno, fname, value)
+                continue
         if st.cat_target is not None:
             target = st.cat_target
             st.cat_target = None

@@ -79,7 +79,9 @@ def _detect(text: str) -> float:
     return 0.6 if _ROW_RE.search(text) else 0.0
 
 
-_ROW_RE = re.compile(r"(?m)^[ \t]*+Ethernet\d+[ \t]++\d++(?:,\d++)*+[ \t]++\d++[MGT][ \t]++\d++[ \t]")
+_ROW_RE = re.compile(
+    r"(?m)^[ \t]*+Ethernet\d+[ \t]++\d++(?:,\d++)*+[ \t]++\d++[MGT][ \t]++\d++[ \t]"
+)
 """A port row without its header (``Ethernet8  8,9,10,11  200G  9100  N/A  etp2 ...``)."""
 _MODERN = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type",
            "Asym PFC"]  # fmt: skip

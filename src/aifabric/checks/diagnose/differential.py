@@ -37,10 +37,10 @@ from aifabric.checks.diagnose.signatures import all_causes
 from aifabric.checks.diagnose.verdicts_host_state import PEER_MEMORY_MODULES
 from aifabric.evidence.host_limits import ResourceLimit
 from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
-from aifabric.evidence.sysfs_rdma import SysfsRdmaDevices
 from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.nccl_log import GdrStatus, NcclEnv
 from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
+from aifabric.evidence.sysfs_rdma import SysfsRdmaDevices
 from aifabric.findings import Alternative, Finding
 from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data

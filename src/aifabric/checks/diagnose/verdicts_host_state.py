@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from aifabric.checks.diagnose.verdict_support import _NCCL_ENV, _capture
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
-from aifabric.evidence.kernel_modules import KernelModule
+from aifabric.evidence.kernel_modules import KernelModule, ModuleQuery
 
 if TYPE_CHECKING:
     from aifabric.checks.diagnose.engine import Evidence
@@ -87,5 +87,37 @@ def _gdr_not_ready(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             ">= 5.12, and 'GPU Direct RDMA Enabled' / '/GDRDMA' in an NCCL_DEBUG=INFO log."
         ),
         refs=("S9", "S20", _GDR_DOC, _NCCL_ENV),
+        confidence=0.5,
+    )
+
+
+@verdict("module_query")
+def _module_not_loaded(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    """``lsmod | grep nv_peer`` that printed nothing: the peer-memory module is not loaded."""
+    if not isinstance(rec, ModuleQuery) or rec.found or len(rec.pattern) < 4:
+        return
+    pat = rec.pattern.lower()
+    if not any(pat in m or pat.replace("-", "_") in m for m in PEER_MEMORY_MODULES):
+        return
+    yield Verdict(
+        id="diagnose.gdr-module-not-loaded",
+        severity="warning",
+        cause="host.gdr",
+        message=f"`grep {rec.pattern}` over the loaded modules printed nothing: neither "
+        "nvidia_peermem nor nv_peer_mem is loaded",
+        explanation=(
+            "An empty grep of lsmod (or /proc/modules) means no loaded module name contains "
+            "the pattern. Without a peer-memory module the RDMA stack cannot register CUDA "
+            f"memory (ibv_reg_mr on a GPU pointer fails) ({_GDR_DOC}); NCCL then reports 'GPU "
+            "Direct RDMA Disabled' and stages inter-node transfers through host memory, unless "
+            f"DMA-BUF is available (open GPU kernel module, Linux >= 5.12; {_NCCL_ENV}, "
+            "NCCL_DMABUF_ENABLE)."
+        ),
+        fix=(
+            "`modprobe nvidia-peermem` (or `nv_peer_mem` on old MLNX_OFED setups; it must be "
+            "built for the running driver, `modinfo` shows it) and add it to "
+            "/etc/modules-load.d; or confirm the DMA-BUF path in an NCCL_DEBUG=INFO log."
+        ),
+        refs=("S9", "S20", _GDR_DOC),
         confidence=0.5,
     )
