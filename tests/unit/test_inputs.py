@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ from aifabric.inputs import (
     MAX_NESTING,
     NestingError,
     check_nesting,
+    close_truncated_json,
     input_limit,
     loads_json,
     nesting_depth,
@@ -206,3 +208,42 @@ def test_closed_pipe_exits_3_with_one_line() -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 3
     assert "Broken pipe" in _one_line(err)
+
+
+# -- JSON cut short ------------------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_JSON, st.integers(min_value=0, max_value=10_000), st.sampled_from([None, 2]))
+def test_truncated_json_closes_to_valid_json_or_none(
+    doc: Any, cut: int, indent: int | None
+) -> None:
+    text = json.dumps(doc, indent=indent)
+    prefix = text[: cut % (len(text) + 1)]
+    closed = close_truncated_json(prefix)
+    if closed is None:
+        return
+    value = json.loads(closed[0])  # always parses
+    assert isinstance(value, (dict, list))
+    assert 1 <= closed[1] <= prefix.count("\n") + 1
+    assert prefix.startswith(closed[0].rstrip("]}"))  # only closers were added
+
+
+def test_complete_json_is_not_truncated() -> None:
+    assert close_truncated_json('{"a": [1, 2], "b": {"c": 3}}') is None
+    assert close_truncated_json("[1, 2]") is None
+
+
+def test_truncated_json_keeps_every_complete_member() -> None:
+    text = '{\n "peers": {\n  "a": {"state": "Established"},\n  "b": {"state": "Act'
+    closed = close_truncated_json(text)
+    assert closed is not None
+    assert json.loads(closed[0]) == {"peers": {"a": {"state": "Established"}}}
+    assert closed[1] == 3

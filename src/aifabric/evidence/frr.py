@@ -165,6 +165,7 @@ def _parse_json(text: str, result: ParseResult) -> None:
 
 _AF_RE = re.compile(r"^(IPv[46] \w+|L2VPN EVPN|VPNv[46] \w+)\s+Summary(?:\s+\(VRF (\S+)\))?:")
 _ID_RE = re.compile(r"^BGP router identifier (\S+), local AS number (\S+)")
+_SHOW_CMD_RE = re.compile(r"[$#>] ?show (?:ip |ipv6 )?bgp\b")
 _HEADER_RE = re.compile(r"^Neighbh?or\s+V\s+AS\s")
 """The table header; SONiC's ``show ip bgp summary`` wrapper prints it as ``Neighbhor``."""
 _PROMPT_RE = re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>] ?(?:show|do show)\b")
@@ -239,7 +240,8 @@ def _parse_text(text: str, result: ParseResult) -> None:
             in_table = True
             continue
         if (stripped.startswith(_SKIP) or stripped.startswith(("$ ", "# ")) or "vtysh" in line
-                or _PROMPT_RE.match(stripped) is not None):
+                or _PROMPT_RE.match(stripped) is not None or _SHOW_CMD_RE.search(stripped)
+                or not stripped.strip("- ")):  # a show command; SONiC's dashes under the header
             in_table = in_table and not stripped.startswith("Total number")
             continue
         if in_table:

@@ -245,8 +245,8 @@ def parse_nccl_env(text: str) -> ParseResult:
         if m:
             pending = (m.group(1), no, raw)
             continue
-        m = _K8S_INLINE_RE.match(raw)
-        if m:
+        m = _K8S_INLINE_RE.match(raw) or _K8S_INLINE_RE.match(_strip_comment(raw))
+        if m:  # "- { name: X, value: "1" }", possibly with a trailing "# comment"
             add(no, m.group(1), _unquote(m.group(2)), "k8s", raw)
             continue
         line = _strip_comment(raw).rstrip()

@@ -200,7 +200,7 @@ def dedent_block(text: str) -> str:
     if not common:
         return text
     cut = len(common)
-    return "\n".join(line[cut:] if line.strip() else line for line in text.split("\n"))
+    return "\n".join(line[cut:] if line.strip(" \t\r") else line for line in text.split("\n"))
 
 
 def _capped(text: str, json: bool | None = None) -> tuple[str, list[tuple[int, int, int]]]:

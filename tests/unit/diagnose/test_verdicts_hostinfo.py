@@ -271,3 +271,4 @@ def test_a_later_line_supersedes_an_earlier_query(tmp_path: Path) -> None:
     (host / "limits.txt").write_text("$ ulimit -l\n64\n$ ulimit -l\n65536\n")
     (v,) = _verdicts(load_evidence([tmp_path]))
     assert v.severity == "warning" and "65536" in v.message
+

@@ -307,6 +307,7 @@ def load_evidence(
             _scan(ev, ef, index)
     # derivers live in their own modules and register on import
     from aifabric.checks.diagnose import (  # noqa: F401, PLC0415
+        derive_commands,
         derive_counters,
         derive_nccl,
         derive_perf,

@@ -1,6 +1,8 @@
 """Record verdicts for the core evidence kinds: what one record (or one capture) shows on its own.
 
-The verdicts of this table live in four modules: ``verdicts_core`` (GIDs, GPUDirect RDMA,
+The verdicts of this table live in these modules (and more in ``verdicts_links``,
+``verdicts_host_state``, ``verdicts_hostinfo``, ``verdicts_fleet``, ``verdicts_lab``,
+``verdicts_commands``): ``verdicts_core`` (GIDs, GPUDirect RDMA,
 nccl-tests, perftest, ping), ``verdicts_ports`` (InfiniBand/RDMA ports, ip link),
 ``verdicts_pcie`` (PCIe and kernel log events) and ``verdicts_optics`` (ethtool -m); the
 capture index they share is in ``verdict_support``.
@@ -44,6 +46,12 @@ verdict                                  records                                
                                                                                 fabric.mtu
 ``diagnose.ping-big-packets-lost``       ``ping_summary`` (100 % loss of big    fabric.mtu
                                          probes, smaller ones answered)
+``diagnose.pcie-bar-unassigned``         ``kernel_event`` (bar-assign: the PCI  host.pcie
+                                         core could not place a BAR / VF BAR)
+``diagnose.gdr-module-not-loaded``       ``module_query`` (``lsmod | grep       host.gdr
+                                         nv_peer`` that printed nothing)
+``diagnose.roce-gid-index-zero``         ``gid_index_choice`` (a test tool run  host.gid
+                                         with GID 0 on a RoCE port)
 ======================================  =====================================  ==================
 
 Not judged here: ``ethtool -S`` snapshots (totals since the driver loaded; growth between two

@@ -121,3 +121,4 @@ def _module_not_loaded(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         refs=("S9", "S20", _GDR_DOC),
         confidence=0.5,
     )
+

@@ -1,0 +1,84 @@
+"""Derived records from the commands a paste shows (the user's prompt lines and bare command
+lines), for settings that live only on the command line.
+
+- ``gid_index_choice``: the GID index an RDMA test tool was told to use: the rdma-core example
+  programs (``ibv_rc_pingpong``, ``ibv_uc_pingpong``, ``ibv_ud_pingpong``, ``ibv_srq_pingpong``,
+  ``ibv_xsrq_pingpong``: ``-g, --gid-idx=N``; without it they use no GID, which on RoCE cannot
+  connect) and perftest (``ib_{write,read,send,atomic}_{bw,lat}``, ``raw_ethernet_*``: ``-x,
+  --gid-index=N``), with the device (``-d``/``--ib-dev``) when named. Sources: rdma-core
+  ``libibverbs/examples/rc_pingpong.c`` usage() and ``ibv_rc_pingpong(1)``
+  (https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_rc_pingpong.1); perftest
+  ``src/perftest_parameters.c`` usage (https://github.com/linux-rdma/perftest).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from aifabric.checks.diagnose.engine import TEXT_KIND, Evidence, Item, deriver
+from aifabric.evidence.base import Record
+
+__all__ = ["GidIndexChoice", "gid_choices"]
+
+
+@dataclass(slots=True, kw_only=True)
+class GidIndexChoice(Record):
+    """A test tool run with an explicit GID index."""
+
+    record_type: ClassVar[str] = "gid_index_choice"
+
+    tool: str
+    index: int
+    device: str | None = None
+    command: str
+
+
+_TOOL_RE = re.compile(
+    r"(?:^|[\s/;&|(])(?P<tool>ibv_(?:rc|uc|ud|srq|xsrq)_pingpong|ib_(?:write|read|send|atomic)_"
+    r"(?:bw|lat)|raw_ethernet_(?:bw|lat|burst_lat|fs_rate))(?=\s|$)(?P<args>[^\n]*)"
+)
+_PINGPONG_GID_RE = re.compile(r"(?:^|\s)(?:-g\s*|--gid-idx[=\s]+)(\d{1,3})(?=\s|$)")
+_PERFTEST_GID_RE = re.compile(r"(?:^|\s)(?:-x\s*|--gid-index[=\s]+)(\d{1,3})(?=\s|$)")
+_DEV_RE = re.compile(r"(?:^|\s)(?:-d\s*|--ib-dev[=\s]+)([\w.\-]+)")
+
+
+def gid_choices(line: str) -> tuple[str, int, str | None] | None:
+    """(tool, GID index, device) of a command line that sets a GID index, else None."""
+    m = _TOOL_RE.search(line)
+    if m is None:
+        return None
+    tool, args = m.group("tool"), m.group("args")
+    gid = (_PINGPONG_GID_RE if tool.endswith("pingpong") else _PERFTEST_GID_RE).search(args)
+    if gid is None:
+        return None
+    dev = _DEV_RE.search(args)
+    return tool, int(gid.group(1)), dev.group(1) if dev else None
+
+
+@deriver
+def _gid_index_choices(ev: Evidence) -> Iterator[Item]:
+    """Prompt lines of every file, and every line of parts no parser read (a bare command
+    line pasted alone): parsed output is never scanned, so a large capture costs nothing."""
+    seen: set[tuple[str, int]] = set()
+    for ef in ev.files:
+        lines: Iterable[int] = ef.prompts
+        if ef.kind == TEXT_KIND:
+            lines = [*ef.prompts, *(n for n, _ in ef.own_lines())]
+        for n in lines:
+            if (ef.path, n) in seen or not 1 <= n <= len(ef.lines):
+                continue
+            seen.add((ef.path, n))
+            text = ef.lines[n - 1]
+            if "pingpong" not in text and "ib_" not in text and "raw_ethernet" not in text:
+                continue
+            got = gid_choices(text)
+            if got is None:
+                continue
+            tool, index, device = got
+            rec = GidIndexChoice(
+                line=n, tool=tool, index=index, device=device, command=text.strip()[:200]
+            )
+            yield Item(rec, ef, ef.subject, "command")

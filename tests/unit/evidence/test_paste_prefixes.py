@@ -1,0 +1,96 @@
+"""Pastes wrapped in something other than a shell prompt: a mail quote, docker compose service
+prefixes, a review diff's added lines, a harness log prefix, a common indentation; and records
+of fragments that say something by being empty (``lsmod | grep`` with no row). Real pastes under
+``tests/fixtures/pastes/`` (each ``meta.yaml`` names its source and the kind it holds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aifabric.evidence.base import decode_capture
+from aifabric.evidence.infiniband import IbstatPort
+from aifabric.evidence.kernel_modules import ModuleQuery
+from aifabric.evidence.paste import Part, parse_paste
+from aifabric.evidence.registry import dedent_block, parse_text
+
+PASTES = Path(__file__).resolve().parents[2] / "fixtures" / "pastes"
+
+
+def _parts(name: str) -> tuple[list[Part], str]:
+    meta = yaml.safe_load((PASTES / name / "meta.yaml").read_text(encoding="utf-8"))
+    text = decode_capture((PASTES / name / "input.txt").read_bytes())
+    return parse_paste(text), str(meta["kind"])
+
+
+def _records_of(parts: list[Part], kind: str) -> int:
+    return sum(len(p.result.records) for p in parts if p.kind == kind and p.result is not None)
+
+
+def test_every_paste_fixture_is_read_as_its_kind() -> None:
+    names = sorted(p.name for p in PASTES.iterdir() if p.is_dir())
+    assert len(names) >= 5
+    for name in names:
+        parts, kind = _parts(name)
+        assert _records_of(parts, kind) > 0, (name, [(p.kind, p.numbers[:1]) for p in parts])
+
+
+def test_mail_quoted_ibstatus_keeps_file_lines() -> None:
+    parts, _ = _parts("ibstatus-mail-quoted-with-prose")
+    [port] = [r for p in parts if p.result for r in p.result.records if isinstance(r, IbstatPort)]
+    assert (port.ca, port.state, port.physical_state, port.rate_gbps) == (
+        "mlx4_0", "Active", "LinkUp", 40.0,
+    )  # fmt: skip
+    assert port.line == 2  # the "> Infiniband device 'mlx4_0' port 1 status:" line of the file
+
+
+def test_docker_compose_prefix_is_stripped_and_kept_as_subject() -> None:
+    parts, kind = _parts("iptables-docker-compose-prefixed")
+    [part] = [p for p in parts if p.kind == kind]
+    assert part.subject == "raspap"
+
+
+def test_empty_lsmod_grep_is_a_record() -> None:
+    parts, _ = _parts("lsmod-grep-empty-then-modinfo")
+    [query] = [r for p in parts if p.result for r in p.result.records if isinstance(r, ModuleQuery)]
+    assert (query.pattern, query.found, query.line) == ("nv_peer", False, 1)
+
+
+def test_lsmod_grep_with_a_row_gives_no_query_record() -> None:
+    text = "$ lsmod | grep nvidia_peermem\nnvidia_peermem         16384  0\n"
+    res = parse_text(text, "proc-modules")
+    assert [r.record_type for r in res.records] == ["kernel_module"]
+
+
+_LINES = st.lists(
+    st.text(alphabet=st.characters(blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+             max_size=20),
+    min_size=1, max_size=12,
+)  # fmt: skip
+
+
+@given(_LINES, st.sampled_from(["  ", "\t", "    ", " \t"]))
+def test_dedent_removes_exactly_a_shared_indent(lines: list[str], indent: str) -> None:
+    body = [ln.lstrip(" \t") for ln in lines]
+    if not any(b.strip(" \t") for b in body):
+        return
+    text = "\n".join(indent + b if b.strip(" \t") else b for b in body)
+    out = dedent_block(text)
+    assert out.count("\n") == text.count("\n")  # line numbers never move
+    assert out == "\n".join(body)
+
+
+def test_dedent_leaves_text_starting_at_column_zero() -> None:
+    text = "NIC statistics:\n     rx_packets: 1\n"
+    assert dedent_block(text) is text
+
+
+def test_empty_grep_for_the_peer_memory_module_is_a_gdr_finding() -> None:
+    from aifabric.checks.diagnose.engine import diagnose, load_evidence  # noqa: PLC0415
+
+    findings = diagnose(load_evidence([PASTES / "lsmod-grep-empty-then-modinfo" / "input.txt"]))
+    [f] = [f for f in findings.findings if f.check == "diagnose.gdr-module-not-loaded"]
+    assert (f.severity, f.cause) == ("warning", "host.gdr")

@@ -1,0 +1,128 @@
+"""Shapes of real pastes the parsers used to miss, each from a capture under
+``tests/fixtures/evidence/<kind>/`` (its ``meta.yaml`` names the thread): a matrix without its
+header row, ``--json`` reports cut short, a counter dump with one header per file, review diffs
+of environment lists, tables with markdown bold or trailing blanks, grep excerpts that lost their
+indentation, and the verdicts the new records feed."""
+
+from __future__ import annotations
+
+from aifabric.checks.diagnose.engine import Evidence, diagnose, load_evidence
+from aifabric.checks.diagnose.verdicts import Verdict, verdicts_for
+from aifabric.evidence.base import Record
+from aifabric.evidence.ethtool_stats import EthtoolStats
+from aifabric.evidence.frr import BgpPeer
+from aifabric.evidence.gpu_topo import GpuTopology
+from aifabric.evidence.mlxlink import MlxlinkLink
+from aifabric.evidence.nccl_env import EnvVar, effective_env
+from aifabric.evidence.pcie import KernelEvent, PciDevice
+from aifabric.evidence.perftest import PerftestBwRow
+from aifabric.evidence.rdma_counters import RdmaCounters
+from aifabric.evidence.rdma_tools import IbvDevicesList
+from aifabric.evidence.registry import parse_text
+from aifabric.evidence.switch_counters import PortCounters
+from aifabric.evidence.sysfs_rdma import SysfsRdmaDevices
+from tests.unit.evidence.fixtures import FIXTURES, load
+
+
+def _judge(rec: Record) -> list[Verdict]:
+    ev = Evidence()
+    return [v for fn in verdicts_for(rec.record_type) for v in fn(rec, ev)]
+
+
+def test_topology_without_header_infers_columns_from_the_x_cells() -> None:
+    [topo] = load("nvidia-smi-topo", "fastdeploy-4044-no-header-row").of_type(GpuTopology)
+    assert topo.gpus == [f"GPU{i}" for i in range(8)] and topo.nics == ["NIC0", "NIC1", "NIC2"]
+    assert topo.links["GPU3"]["GPU3"] == "X" and topo.links["GPU3"]["NIC2"] == "PXB"
+    assert topo.links["NIC0"]["GPU0"] == "PXB"
+
+
+def test_mlxlink_json_cut_short_gives_the_operational_info() -> None:
+    res = load("mlxlink", "lshca-11-json-edr-cut-short")
+    [link] = res.of_type(MlxlinkLink)
+    assert (link.state, link.physical_state, link.speed, link.width) == (
+        "Active", "LinkUp", "IB-EDR", 4,
+    )  # fmt: skip
+    assert link.device == "/dev/mst/mt4119_pciconf0" and link.line > 1
+
+
+def test_counter_dump_with_one_header_per_file() -> None:
+    [rec] = load("rdma-hw-counters", "gpud-943-loop-file-headers").of_type(RdmaCounters)
+    assert (rec.device, rec.port) == ("mlx5_1", 1)
+    assert rec.counters["unicast_rcv_packets"] == 240037171331
+    assert rec.counters["port_rcv_errors"] == 0
+
+
+def test_python_dict_diff_takes_the_added_value() -> None:
+    env = effective_env(load("nccl-env", "areal-640-python-dict-diff").records)
+    assert env["NCCL_IB_TIMEOUT"].value == "22"  # "-" line 2 and "+" line 3 of the diff
+    assert env["NCCL_IB_GID_INDEX"].value == "3"
+
+
+def test_k8s_flow_style_env_in_a_diff() -> None:
+    recs = load("nccl-env", "awsome-1256-k8s-flow-env-diff").of_type(EnvVar)
+    env = {r.name: r.value for r in recs}
+    assert env["NCCL_NVLS_ENABLE"] == "0" and env["FI_PROVIDER"] == "efa"
+    assert env["NCCL_DEBUG"] == "WARN"  # the trailing "# INFO to see ..." comment is not the value
+
+
+def test_perftest_rows_with_markdown_bold() -> None:
+    rows = load("perftest", "perftest-65-markdown-bold-rows").of_type(PerftestBwRow)
+    assert [r.bw_avg_raw for r in rows] == [5544.28, 920.13]
+
+
+def test_headerless_ethtool_dump_with_trailing_blanks() -> None:
+    [st] = load("ethtool-stats", "ethq-21-mlx4-headerless-trailing-blanks").of_type(EthtoolStats)
+    assert st.counters["rx_packets"] == 555096842386 and st.counters["tx5_bytes"] == 69542805022445
+
+
+def test_grep_of_link_fields_that_lost_its_tabs() -> None:
+    [dev] = load("lspci", "pciutils-128-cx5-grep-flush-left").of_type(PciDevice)
+    assert dev.lnkcap_width == 8 and dev.lnksta_width == 8
+
+
+def test_frr_sonic_typo_header_and_cut_json() -> None:
+    peers = load("frr-bgp-summary", "sonic-mgmt-17797-neighbhor-header").of_type(BgpPeer)
+    assert len(peers) == 7 and peers[0].peer == "10.0.0.1"
+    cut = load("frr-bgp-summary", "frrexp-24-json-cut-short")
+    assert [p.peer for p in cut.of_type(BgpPeer)] == ["ens4f0", "ens4f1"]
+    assert "cut short" in cut.warnings[0].message
+
+
+def test_sonic_counters_errors_view() -> None:
+    rows = load("pfc-counters", "sonic-utilities-900-counters-errors").of_type(PortCounters)
+    assert len(rows) == 7 and rows[0].port == "Ethernet0"
+    assert rows[0].counters["RX_DRP"] == 4
+
+
+def test_ibv_devinfo_without_devices_is_the_no_rdma_device_verdict() -> None:
+    [rec] = load("ibv-devinfo", "mooncake-75-no-ib-devices-container").of_type(IbvDevicesList)
+    assert rec.tool == "ibv_devinfo" and rec.devices == []
+    [v] = _judge(rec)
+    assert (v.id, v.severity, v.cause) == ("diagnose.no-rdma-device", "error", "host.rdma-device")
+
+
+def test_ls_of_class_infiniband() -> None:
+    [rec] = load("sysfs-infiniband", "vllm-44919-ls-class-infiniband-b300").of_type(
+        SysfsRdmaDevices
+    )
+    assert len(rec.devices) == 16 and "mlx5_20" in rec.devices
+    long_form = (
+        "# ls -l /sys/class/infiniband/\ntotal 0\nlrwxrwxrwx 1 root root 0 Mar  1 10:00 mlx5_0 -> "
+        "../../devices/pci0000:16/0000:16:02.0/0000:17:00.0/infiniband/mlx5_0\n"
+    )
+    [rec] = parse_text(long_form).of_type(SysfsRdmaDevices)
+    assert rec.pci == {"mlx5_0": "0000:17:00.0"}
+    [empty] = parse_text("$ ls /sys/class/infiniband\n", "sysfs-infiniband").of_type(
+        SysfsRdmaDevices
+    )
+    assert [v.id for v in _judge(empty)] == ["diagnose.no-rdma-device"]
+
+
+def test_vf_bar_that_cannot_be_assigned() -> None:
+    events = load("dmesg-mlx5", "mstflint-448-cx4lx-vf-bar-unassigned").of_type(KernelEvent)
+    assert {e.category for e in events} == {"bar-assign"} and len(events) == 3
+    path = FIXTURES / "dmesg-mlx5" / "mstflint-448-cx4lx-vf-bar-unassigned" / "input.txt"
+    found = [f for f in diagnose(load_evidence([path])).findings if f.cause == "host.pcie"]
+    # one finding per adapter: functions .0 and .1 of the ConnectX-4 Lx are one card
+    assert [f.check for f in found] == ["diagnose.pcie-bar-unassigned"]
+    assert "SR-IOV VF BAR" in found[0].message
