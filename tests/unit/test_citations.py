@@ -388,9 +388,14 @@ def test_tree_names_no_private_document(tree: str) -> None:
         except UnicodeDecodeError:
             continue
         for lineno, line in enumerate(text.splitlines(), 1):
-            for m in BANNED_RE.finditer(line):
+            for m in BANNED_RE.finditer(line.replace(_NCCL_CODE_INDEX, "")):
                 problems.append(f"{path.relative_to(ROOT)}:{lineno}: {m.group(0)!r}")
     assert not problems, _report(problems)
+
+
+_NCCL_CODE_INDEX = "Unknown device code index"
+"""NCCL's own message (src/plugin/net.cc, ``WARN("Unknown device code index %d", type)``), quoted
+by its catalogue entry: not the search-index handle the check is about."""
 
 
 def test_docs_links_into_the_repository_resolve() -> None:

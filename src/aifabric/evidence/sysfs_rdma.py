@@ -118,6 +118,7 @@ def _detect(text: str) -> float:
 
 _LS_RE = re.compile(r"(?m)^[^\n]*\bls(?:\s+-[A-Za-z1]+)*\s+/sys/class/infiniband/?\s*$")
 """``ls [-l] /sys/class/infiniband``: the RDMA devices the kernel registered, one per name."""
+_DEV_NAME_RE = re.compile(r"^[A-Za-z][\w.\-]*$")
 _LS_LONG_RE = re.compile(r"/(?P<bdf>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])/infiniband/")
 
 
@@ -151,7 +152,12 @@ def _ls_listing(lines: list[str], start: int, res: ParseResult) -> int:
             if m is not None:
                 rec.pci[name] = m.group("bdf")
         else:
-            rec.devices.extend(line.split())
+            names = line.split()
+            if not all(_DEV_NAME_RE.match(n) for n in names):
+                res.warn(i + 1, "expected RDMA device names in the ls listing", line)
+                i += 1
+                continue
+            rec.devices.extend(names)
         rec.end_line = i + 1
         i += 1
     res.records.append(rec)

@@ -134,7 +134,11 @@ def test_no_neighbors() -> None:
     assert result.records == [] and len(result.warnings) == 1
 
 
-TEXT_CASES = [c for c in all_cases() if c.kind == KIND and c.path.suffix == ".txt"]
+TEXT_CASES = [
+    c for c in all_cases()
+    if c.kind == KIND and c.path.suffix == ".txt" and "{" not in c.text()[:200]
+]  # JSON documents (even pasted as .txt, even cut short) are not line-oriented: a garbage line
+# inside one makes it invalid JSON, which is one warning and no records by design
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -198,4 +198,5 @@ def test_never_raises(text: str) -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_inserted_garbage_line_gives_exactly_one_warning(data: st.DataObject) -> None:
-    draw_garbage_insertion(data, CASES, lambda kind: parse_mlxlink)
+    text_cases = [c for c in CASES if '"result"' not in c.text()]  # --json is not line-oriented
+    draw_garbage_insertion(data, text_cases, lambda kind: parse_mlxlink)

@@ -66,7 +66,8 @@ def test_k8s_flow_style_env_in_a_diff() -> None:
 
 
 def test_perftest_rows_with_markdown_bold() -> None:
-    rows = load("perftest", "perftest-65-markdown-bold-rows").of_type(PerftestBwRow)
+    text = (FIXTURES.parent / "pastes" / "perftest-markdown-bold-rows" / "input.txt").read_text()
+    rows = parse_text(text, "perftest").of_type(PerftestBwRow)
     assert [r.bw_avg_raw for r in rows] == [5544.28, 920.13]
 
 

@@ -8,7 +8,12 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import ParseResult, detect_kind, detect_scores, parse_text
 from aifabric.evidence.rdma_counters import RdmaCounters, parse_rdma_counters
-from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaPort, parse_sysfs_infiniband
+from aifabric.evidence.sysfs_rdma import (
+    SysfsGid,
+    SysfsRdmaDevices,
+    SysfsRdmaPort,
+    parse_sysfs_infiniband,
+)
 from tests.unit.evidence.fixtures import GARBAGE, GARBAGE_LINES, Case, all_cases, case, load
 
 KIND = "sysfs-infiniband"
@@ -22,7 +27,10 @@ P = "/sys/class/infiniband/mlx5_0/ports/1"
 def test_fixture_detects_and_warns_as_documented(c: Case) -> None:
     assert detect_kind(c.text()) == KIND
     res = c.parse()
-    assert res.of_type(SysfsRdmaPort) and res.of_type(SysfsGid)
+    if c.text().lstrip("$#> ").startswith("ls"):  # ls /sys/class/infiniband: device names only
+        assert res.of_type(SysfsRdmaDevices)
+    else:
+        assert res.of_type(SysfsRdmaPort) and res.of_type(SysfsGid)
     assert len(res.warnings) == c.meta.get("warnings", 0), [str(w) for w in res.warnings]
 
 
