@@ -172,7 +172,9 @@ def _detect(text: str) -> float:
             return 0.95
         if "Legend:" in text and "X    = Self" in text:
             return 0.9
-    if "X" in text and len(_ROW_GUESS_RE.findall(text, 0, 65536)) >= 2:
+    if ("GPU" in text or "NIC" in text) and "X" in text and (
+        len(_ROW_GUESS_RE.findall(text, 0, 65536)) >= 2
+    ):
         return 0.9 if "X    = Self" in text else 0.6
     return 0.0
 

@@ -570,7 +570,7 @@ _IBSTATUS_ANY_RE = re.compile(r"^\s*Infiniband device '[^']+' port \d+ status:",
 
 
 def _detect_ibstatus(text: str) -> float:
-    return 0.95 if _IBSTATUS_ANY_RE.search(text) else 0.0
+    return 0.95 if "Infiniband device '" in text and _IBSTATUS_ANY_RE.search(text) else 0.0
 
 
 def _set_ibstatus(port: IbstatPort, key: str, value: str) -> None:

@@ -70,11 +70,12 @@ _TX_KEYS = {
 
 
 def _detect_ip_addr(text: str) -> float:
-    if _IFCONFIG_RE.search(text):
+    # literal tests first (C speed): most inputs hold neither marker
+    if ("flags=" in text or "Link encap:" in text) and _IFCONFIG_RE.search(text):
         return 0.95
     if text.lstrip()[:1] in ("[", "{") and '"ifname"' in text and '"addr_info"' in text:
         return 0.92
-    if _IP_ADDR_LINE_RE.search(text) and _IP_IF_RE.search(text):
+    if "inet" in text and _IP_ADDR_LINE_RE.search(text) and _IP_IF_RE.search(text):
         return 0.92  # above ip-link's 0.9: the same interface lines, plus addresses
     return 0.0
 
@@ -190,6 +191,6 @@ def _parse_ifconfig(text: str) -> ParseResult:
 )
 def parse_ip_addr(text: str) -> ParseResult:
     """``ip addr`` or ``ifconfig`` → :class:`IpLink` records; never raises."""
-    if _IFCONFIG_RE.search(text):
+    if ("flags=" in text or "Link encap:" in text) and _IFCONFIG_RE.search(text):
         return _parse_ifconfig(text)
     return parse_ip_lines(text, "ip-addr")

@@ -74,7 +74,9 @@ _MULTI_BLANK_RE = re.compile(r"\s{2,}")
 
 
 def _detect(text: str) -> float:
-    if _DETECT_RE.search(text):
+    if "Ethernet" not in text:
+        return 0.0
+    if "Lanes" in text and _DETECT_RE.search(text):
         return 0.95
     return 0.6 if _ROW_RE.search(text) else 0.0
 
