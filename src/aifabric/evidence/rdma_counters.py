@@ -45,7 +45,7 @@ from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 from aifabric.inputs import loads_json
 
-__all__ = ["RdmaCounters", "parse_rdma_counters"]
+__all__ = ["RdmaCounters", "classify_counters", "parse_rdma_counters"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -125,7 +125,8 @@ def _int_or_none(raw: str) -> tuple[bool, int | None]:
     return False, None
 
 
-def _groups(rec: RdmaCounters) -> None:
+def classify_counters(rec: RdmaCounters) -> None:
+    """Fill ``congestion`` and ``errors`` from ``counters`` by name (module constants)."""
     for name, value in rec.counters.items():
         if value is None:
             continue
@@ -169,7 +170,7 @@ class _State:
         if self.cur is not None:
             if self.cur.counters or self.cur.attributes:
                 self.cur.end_line = max(self.cur.counter_lines.values(), default=self.cur.line)
-                _groups(self.cur)
+                classify_counters(self.cur)
                 self.records.append(self.cur)
             self.cur = None
         self.pending.clear()
@@ -291,7 +292,7 @@ def _parse_json(text: str, result: ParseResult) -> bool:
                 rec.counters[key] = val
                 rec.counter_lines[key] = 1
         if rec.counters or rec.attributes:
-            _groups(rec)
+            classify_counters(rec)
             result.records.append(rec)
     return True
 

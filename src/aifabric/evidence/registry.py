@@ -62,6 +62,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     # before rdma_counters: a grep -r of ports/ holds counter paths too (0.95 over its 0.9)
     "sysfs_rdma",
     "rdma_counters",
+    "ib_counters",
     "pcie",
     "ping",
     "ip_addr",

@@ -40,6 +40,7 @@ from aifabric.evidence.base import Record
 from aifabric.perf.ecmp import ecmp_expected_max
 
 __all__ = [
+    "IB_PHY_COUNTERS",
     "UNNAMED",
     "EgressBalance",
     "LosslessDrops",
@@ -411,6 +412,51 @@ def _phy_errors(ev: Evidence) -> Iterator[Item]:
             total=sum(errors.values()),
             link_down_events=link_down,
             corrected_bits=values.get("rx_corrected_bits_phy"),
+            summary=", ".join(f"{k} {v}" for k, v in errors.items()) or "none",
+            basis=basis,
+            snapshots=weight(items),
+        )
+        yield Item(out, last.file, subject, last.kind)
+
+
+IB_PHY_COUNTERS = (
+    "symbol_error",
+    "link_error_recovery",
+    "local_link_integrity_errors",
+    "port_rcv_errors",
+    "port_rcv_remote_physical_errors",
+    "excessive_buffer_overrun_errors",
+)
+"""InfiniBand PortCounters that count a bad signal on the link (the sysfs names): symbol
+errors, link retraining, local link integrity and receive errors (a malformed packet, a bad CRC),
+errors the far end marked, and buffer overruns from credit errors."""
+
+
+
+@deriver
+def _ib_phy_errors(ev: Evidence) -> Iterator[Item]:
+    """``phy_errors`` of InfiniBand ports from their PortCounters (sysfs, perfquery,
+    ibqueryerrors): the link-signal counters, and ``link_downed`` as link-down events. A single
+    reading (one snapshot, or ibqueryerrors, whose default threshold is 0) holds totals since
+    the counters were last cleared: its signal errors count (they say the link was bad at some
+    time), its ``link_downed`` does not (every reboot of the far end adds one); two snapshots
+    count any growth of either."""
+    for (subject, name), items in _rdma_series(ev).items():
+        last = items[-1]
+        rec: Any = last.record
+        if not any(k in rec.counters for k in (*IB_PHY_COUNTERS, "link_downed")):
+            continue
+        values, basis = _values(items, "counters")
+        errors = {k: values[k] for k in IB_PHY_COUNTERS if values.get(k)}
+        link_down = values.get("link_downed", 0) if basis == "growth" else 0
+        if not errors and not link_down:
+            continue
+        out = PhyErrors(
+            line=_at(last, rec, *errors, "link_downed"),
+            interface=name or UNNAMED,
+            errors=errors,
+            total=sum(errors.values()),
+            link_down_events=link_down,
             summary=", ".join(f"{k} {v}" for k, v in errors.items()) or "none",
             basis=basis,
             snapshots=weight(items),
