@@ -209,7 +209,7 @@ _IQE_PORTS_RE = re.compile(r"^##\s*(\d+) ports checked,\s*(\d+) ports have error
 def _detect_ibqueryerrors(text: str) -> float:
     if "## Summary:" in text and "nodes checked" in text:
         return 0.95
-    if "Errors for 0x" in text and " port " in text and " == " in text:
+    if ("Errors for 0x" in text or 'Errors for "' in text) and " port " in text and " == " in text:
         return 0.9
     return 0.0
 
