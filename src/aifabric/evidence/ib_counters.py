@@ -196,7 +196,9 @@ class IbErrorsSummary(Record):
     bad_ports: int | None = None
 
 
-_IQE_NODE_RE = re.compile(r'^Errors for (?:(?P<guid>0x[0-9a-fA-F]+)\s*)?(?:"(?P<desc>[^"]*)")?\s*$')
+_IQE_NODE_RE = re.compile(
+    r'^Errors for (?P<guid>0x[0-9a-fA-F]++)?[ \t]*+(?:"(?P<desc>[^"]*+)")?[ \t]*+$'
+)
 """``Errors for 0x<node guid> "<description>"`` (a switch) or ``Errors for "<description>"`` (a
 CA: its ports' GUIDs follow)."""
 _IQE_PORT_RE = re.compile(r"^GUID (?P<guid>0x[0-9a-fA-F]+) port (?P<port>\d+|ALL):(?P<rest>.*)$")

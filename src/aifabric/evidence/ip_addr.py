@@ -130,8 +130,9 @@ def _body_line(rec: IpLink, stripped: str) -> None:
             _counters(rec, keys, part[2:])
     elif head.startswith("collisions:"):
         _counters(rec, _TX_KEYS, stripped)
-        if "txqueuelen:" in stripped:
-            rec.qlen = int(stripped.split("txqueuelen:", 1)[1].split(maxsplit=1)[0] or 0)
+        qlen = stripped.split("txqueuelen:", 1)[1].split()[:1] if "txqueuelen:" in stripped else []
+        if qlen and qlen[0].isdigit():
+            rec.qlen = int(qlen[0])
     elif head == "status:" and len(words) > 1:
         rec.state = "UP" if words[1] == "active" else "DOWN"  # BSD/macOS media status
     else:

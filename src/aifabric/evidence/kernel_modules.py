@@ -75,11 +75,8 @@ class ModuleQuery(Record):
     found: bool = False
 
 
-_GREP_CMD_RE = re.compile(
-    r"\b(?:lsmod\s*\|\s*grep|grep(?:\s+-\w+)*\s+['\"]?[\w\-]+['\"]?\s+/proc/modules)"
-    r"(?:\s+-\w+)*\s+['\"]?(?P<pat>[\w\-]+)"
-)
-"""``lsmod | grep -i nv_peer`` / ``grep nvidia /proc/modules`` (the pattern: the first word)."""
+_GREP_CMD_RE = re.compile(r"\blsmod\s*\|\s*grep(?:\s+-\w+)*\s+['\"]?(?P<pat>[\w\-]+)")
+"""``lsmod | grep -i nv_peer``: the pattern is the first word after the options."""
 _GREP_FILE_RE = re.compile(r"\bgrep(?:\s+-\w+)*\s+['\"]?(?P<pat>[\w\-]+)['\"]?\s+/proc/modules")
 
 

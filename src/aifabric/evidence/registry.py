@@ -176,6 +176,7 @@ def _is_json_document(text: str) -> bool:
 
 
 _INDENT_RE = re.compile(r"^[ \t]*+(?=[^ \t\r\n])", re.MULTILINE)
+_FIRST_CHAR_RE = re.compile(r"[^\r\n]")
 
 
 def dedent_block(text: str) -> str:
@@ -183,8 +184,8 @@ def dedent_block(text: str) -> str:
     or wiki code block, a mail quote's lost indent): ``  eth0: flags=...`` → ``eth0: flags=...``.
     Relative indentation stays; line numbers do not change. Text whose first non-blank line
     starts at column 0 (nearly every capture) is returned as is after one look."""
-    first = text.lstrip("\r\n")[:1]
-    if first not in (" ", "\t"):
+    m = _FIRST_CHAR_RE.search(text, 0, 65536)
+    if m is None or m.group() not in (" ", "\t"):
         return text
     common: str | None = None
     for m in _INDENT_RE.finditer(text):
