@@ -2,7 +2,7 @@
 
 The verdicts of this table live in these modules (and more in ``verdicts_links``,
 ``verdicts_host_state``, ``verdicts_hostinfo``, ``verdicts_fleet``, ``verdicts_lab``,
-``verdicts_commands``): ``verdicts_core`` (GIDs, GPUDirect RDMA,
+``verdicts_commands``, ``verdicts_firewall``): ``verdicts_core`` (GIDs, GPUDirect RDMA,
 nccl-tests, perftest, ping), ``verdicts_ports`` (InfiniBand/RDMA ports, ip link),
 ``verdicts_pcie`` (PCIe and kernel log events) and ``verdicts_optics`` (ethtool -m); the
 capture index they share is in ``verdict_support``.
@@ -52,6 +52,8 @@ verdict                                  records                                
                                          nv_peer`` that printed nothing)
 ``diagnose.roce-gid-index-zero``         ``gid_index_choice`` (a test tool run  host.gid
                                          with GID 0 on a RoCE port)
+``diagnose.host-firewall-closed``        ``iptables_chain`` INPUT (policy or a  config.firewall
+                                         final DROP/REJECT, few ports open)
 ======================================  =====================================  ==================
 
 Not judged here: ``ethtool -S`` snapshots (totals since the driver loaded; growth between two
