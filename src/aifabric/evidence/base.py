@@ -22,7 +22,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
@@ -42,6 +42,7 @@ __all__ = [
     "finite_or_none",
     "mw_to_dbm",
     "parse_number",
+    "remap_lines",
     "split_launcher_prefix",
     "to_jsonable",
 ]
@@ -439,3 +440,26 @@ def first_line_number(lines: Iterable[str], needle: str) -> int | None:
         if needle in text:
             return i
     return None
+
+
+def remap_lines(result: ParseResult, numbers: list[int]) -> None:
+    """Renumber ``result`` parsed from a derived text to the lines of the original: line ``n`` of
+    the parsed text is line ``numbers[n - 1]`` of the file (a part of a paste, the text report an
+    ``--json`` document was turned into). Every ``line`` / ``*_line`` field of the records and
+    the warnings' lines move; a number outside ``numbers`` stays."""
+
+    def at(n: int) -> int:
+        return numbers[n - 1] if 1 <= n <= len(numbers) else n
+
+    for rec in result.records:
+        if not is_dataclass(rec):
+            continue
+        for f in fields(rec):
+            if f.name == "line" or f.name.endswith("_line"):
+                value = getattr(rec, f.name)
+                if isinstance(value, int) and value > 0:
+                    setattr(rec, f.name, at(value))
+    result.warnings = [
+        ParseWarning(at(w.line) if w.line else w.line, w.message, w.text)
+        for w in result.warnings
+    ]

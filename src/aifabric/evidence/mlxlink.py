@@ -48,7 +48,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.evidence.base import ParseResult, ParseWarning, Record
+from aifabric.evidence.base import ParseResult, Record, remap_lines
 from aifabric.evidence.registry import register
 from aifabric.inputs import close_truncated_json, loads_json
 
@@ -680,19 +680,7 @@ def parse_mlxlink(text: str) -> ParseResult:
         if converted is not None:
             synthetic, where, cut = converted
             res = _parse_text_report(synthetic)
-            for rec in res.records:
-                for f in ("line", "end_line"):
-                    v = getattr(rec, f, None)
-                    if isinstance(v, int) and 1 <= v <= len(where):
-                        setattr(rec, f, where[v - 1])
-            res.warnings = [
-                ParseWarning(
-                    where[w.line - 1] if w.line and 1 <= w.line <= len(where) else w.line,
-                    w.message,
-                    w.text,
-                )
-                for w in res.warnings
-            ]
+            remap_lines(res, where)
             if cut:
                 res.warn(None, "JSON cut short: read up to the last complete member")
             return res

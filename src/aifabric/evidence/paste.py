@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aifabric.errors import InputError
-from aifabric.evidence.base import ParseResult, ParseWarning, Record
+from aifabric.evidence.base import ParseResult, remap_lines
 from aifabric.evidence.registry import (
     DETECT_CERTAIN,
     all_kinds,
@@ -318,34 +318,6 @@ def _best(text: str) -> tuple[float, str | None]:
     return (scores[0][0], scores[0][1]) if scores else (0.0, None)
 
 
-def _remap_record(rec: Record, numbers: list[int]) -> None:
-    def at(n: int) -> int:
-        if 1 <= n <= len(numbers):
-            return numbers[n - 1]
-        return n
-
-    for f in fields(rec):
-        name = f.name
-        if name == "line" or name.endswith("_line"):
-            value = getattr(rec, name)
-            if isinstance(value, int) and value > 0:
-                setattr(rec, name, at(value))
-
-
-def _remap(result: ParseResult, numbers: list[int]) -> None:
-    for rec in result.records:
-        if is_dataclass(rec):
-            _remap_record(rec, numbers)
-    result.warnings = [
-        ParseWarning(
-            numbers[w.line - 1] if w.line and 1 <= w.line <= len(numbers) else w.line,
-            w.message,
-            w.text,
-        )
-        for w in result.warnings
-    ]
-
-
 def _detect(seg: Segment) -> str | None:
     try:
         return detect_kind("\n".join(seg.lines) + "\n")
@@ -376,7 +348,7 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
         seg.numbers[0] == 1 and seg.numbers[-1] == len(seg.numbers)
     )
     if not identity:
-        _remap(result, seg.numbers)
+        remap_lines(result, seg.numbers)
     return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
 
 

@@ -180,6 +180,19 @@ class _State:
         self.cur = RdmaCounters(line=line, device=dev, port=port, source=source)
         return self.cur
 
+    def into(self, line: int, dev: str | None, port: int | None, source: str, name: str) -> None:
+        """Make the open record the one for (dev, port, source), opening a new one when the
+        open record is another port's or already holds ``name`` (the next snapshot)."""
+        cur = self.cur
+        if (
+            cur is None
+            or cur.device != dev
+            or cur.port != port
+            or cur.source != source
+            or name in cur.counters
+        ):
+            self.open(line, dev, port, source)
+
     def add(self, line: int, name: str, value: int | None) -> None:
         assert self.cur is not None
         if self.pending:
@@ -343,15 +356,7 @@ def parse_rdma_counters(text: str) -> ParseResult:
             st.file_target = None
             ok, value = _int_or_none(stripped)
             if ok:
-                cur = st.cur
-                if (
-                    cur is None
-                    or cur.device != fdev
-                    or cur.port != fport
-                    or cur.source != f"sysfs-{fdir}"
-                    or fname in cur.counters
-                ):
-                    st.open(lineno, fdev, fport, f"sysfs-{fdir}")
+                st.into(lineno, fdev, fport, f"sysfs-{fdir}", fname)
                 st.add(lineno, fname, value)
                 continue
         if st.cat_target is not None:
@@ -389,15 +394,7 @@ def parse_rdma_counters(text: str) -> ParseResult:
                     vm = _VALUE_RE.match(tail) if tail else None
                     if vm is not None:
                         ok, value = _int_or_none(vm.group(1))
-                        cur = st.cur
-                        if (
-                            cur is None
-                            or cur.device != sdev
-                            or cur.port != port
-                            or cur.source != f"sysfs-{sdir}"
-                            or name in cur.counters
-                        ):
-                            cur = st.open(lineno, sdev, port, f"sysfs-{sdir}")
+                        st.into(lineno, sdev, port, f"sysfs-{sdir}", name)
                         st.ctx = None
                         if ok:
                             st.add(lineno, name, value)
