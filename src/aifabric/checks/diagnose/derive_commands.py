@@ -65,7 +65,9 @@ def _gid_index_choices(ev: Evidence) -> Iterator[Item]:
     seen: set[tuple[str, int]] = set()
     for ef in ev.files:
         lines: Iterable[int] = ef.prompts
-        if ef.kind == TEXT_KIND:
+        if ef.kind == TEXT_KIND and isinstance(ef.lines, list):
+            # a huge file read in chunks keeps only the lines its findings quote (SparseLines):
+            # its prompts are still read, its text is not walked again
             lines = [*ef.prompts, *(n for n, _ in ef.own_lines())]
         for n in lines:
             if (ef.path, n) in seen or not 1 <= n <= len(ef.lines):
