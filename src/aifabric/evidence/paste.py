@@ -311,6 +311,9 @@ class Part:
     command: str | None = None
     subject: str | None = None
     notes: list[str] = field(default_factory=list)
+    companion: bool = False
+    """A second reading of lines another part holds (the NCCL log lines inside an nccl-tests
+    run): its records count, its lines are not scanned again for catalogue messages."""
 
 
 def _best(text: str) -> tuple[float, str | None]:
@@ -376,13 +379,19 @@ def _split_prefixed(seg: Segment) -> list[Segment]:
     return groups if stripped >= whole else [seg]
 
 
-def parse_paste(text: str, kind: str | None = None) -> list[Part]:
+def parse_paste(text: str, kind: str | None = None, companions: bool = True) -> list[Part]:
     """Parse decoded ``text`` into parts (one part for a plain capture of one tool).
 
     With ``kind`` given, the whole text is parsed as that kind (no splitting). Otherwise
-    segments, prefix groups and detection as in the module docstring. Never raises for text
-    that no parser knows: such parts have ``kind`` ``None``.
+    segments, prefix groups and detection as in the module docstring, and (``companions``)
+    the NCCL log lines of an nccl-tests run as a second, ``companion`` part. Never raises for
+    text that no parser knows: such parts have ``kind`` ``None``.
     """
+    parts = _parse_paste(text, kind)
+    return _with_companions(parts) if companions and kind is None else parts
+
+
+def _parse_paste(text: str, kind: str | None) -> list[Part]:
     if kind is not None:
         if kind not in all_kinds():
             raise InputError(f"unknown kind {kind!r}; known: {', '.join(sorted(all_kinds()))}")
@@ -423,6 +432,36 @@ def parse_paste(text: str, kind: str | None = None) -> list[Part]:
             return [_whole(text, whole_kind)]
     parts = [_parse_segment(sub, k) for sub, k in zip(subs, detected, strict=True)]
     return _merge_unknown(parts)
+
+
+_NCCL_LOG_LINE = re.compile(r" NCCL (?:INFO|WARN) |^NCCL version \d")
+COMPANION_MIN_LINES = 3
+"""NCCL log lines an nccl-tests part needs before they are read as a log of their own."""
+
+
+def _with_companions(parts: list[Part]) -> list[Part]:
+    """Add, after each nccl-tests part run with ``NCCL_DEBUG=INFO``, its NCCL log lines parsed as
+    an ``nccl-log`` part: the results table is the benchmark's, the interleaved log lines say
+    which transports, interfaces and devices the run used (and the nccl-tests parser skips
+    them). Line numbers stay the file's."""
+    if not any(p.kind == "nccl-tests" for p in parts):
+        return parts
+    out: list[Part] = []
+    for part in parts:
+        out.append(part)
+        if part.kind != "nccl-tests":
+            continue
+        picked = [(n, x) for n, x in zip(part.numbers, part.lines, strict=False)
+                  if _NCCL_LOG_LINE.search(x)]  # fmt: skip
+        if len(picked) < COMPANION_MIN_LINES:
+            continue
+        seg = Segment([x for _, x in picked], [n for n, _ in picked], part.command, part.subject)
+        log = _parse_segment(seg, "nccl-log")
+        if log.kind == "nccl-log" and log.result is not None and log.result.records:
+            log.companion = True
+            log.notes.append("the NCCL log lines of the nccl-tests run above, read as a log")
+            out.append(log)
+    return out
 
 
 def _merge_unknown(parts: list[Part]) -> list[Part]:

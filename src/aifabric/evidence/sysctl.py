@@ -15,8 +15,10 @@ taken: most lines must be sysctl names under one of the kernel's top-level direc
 ``sunrpc``), or ``/proc/sys`` paths.
 
 ``sysctl: permission denied on key ...`` (``sysctl -a`` as a user) and ``sysctl: reading key
-...`` lines are skipped; ``sysctl: cannot stat /proc/sys/...`` (a key this kernel lacks) is a
-warning; so is any other unrecognised line.
+...`` lines are skipped; ``sysctl: cannot stat /proc/sys/...: No such file or directory`` (a
+key this kernel or namespace lacks: a protocol or module not loaded, an interface that does not
+exist) is a :class:`SysctlMissing` record, since a setting the user meant to apply and that does
+not exist is a fact about the host; any other unrecognised line is a warning.
 
 Sources: sysctl(8) (procps-ng, https://man7.org/linux/man-pages/man8/sysctl.8.html), the
 kernel's Documentation/admin-guide/sysctl/ and networking/ip-sysctl.rst
@@ -33,12 +35,13 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["SysctlValue", "parse_sysctl", "proc_path_to_key"]
+__all__ = ["SysctlMissing", "SysctlValue", "parse_sysctl", "proc_path_to_key"]
 
 _TOP = r"(?:net|kernel|vm|fs|dev|user|abi|debug|crypto|sunrpc)"
 _KEY_RE = re.compile(rf"^({_TOP}\.[\w.\-/:@+]+)\s*=\s?(.*)$")
 _PROC_RE = re.compile(rf"^/proc/sys/({_TOP}/[\w.\-/:@+]+):(.*)$")
 _CAT_RE = re.compile(rf"(?:^|\s)/proc/sys/({_TOP}/[\w.\-/:@+]+)")
+_MISSING_RE = re.compile(rf"^sysctl: cannot stat /proc/sys/({_TOP}/[\w.\-/:@+]+)(?::|$)")
 _ANY_KEY_RE = re.compile(rf"^\s*{_TOP}\.[\w.\-/:@+]+\s*=", re.MULTILINE)
 """A ``key = value`` line anywhere (leading blanks allowed, as the per-line strip does): the
 detector's cheap first test."""
@@ -61,6 +64,15 @@ class SysctlValue(Record):
     def int_value(self) -> int | None:
         v = self.value.strip()
         return int(v) if v.lstrip("-").isdigit() and len(v) < 40 else None
+
+
+@dataclass(slots=True, kw_only=True)
+class SysctlMissing(Record):
+    """A kernel parameter sysctl could not find (``sysctl: cannot stat /proc/sys/...``)."""
+
+    record_type: ClassVar[str] = "sysctl_missing"
+
+    key: str
 
 
 def proc_path_to_key(path: str) -> str:
@@ -96,6 +108,9 @@ def _parse(text: str, result: ParseResult) -> None:
             continue
         if stripped.startswith(("sysctl: permission denied", "sysctl: reading key")):
             continue
+        if (m := _MISSING_RE.match(stripped)) is not None:
+            result.records.append(SysctlMissing(line=lineno, key=proc_path_to_key(m.group(1))))
+            continue
         if stripped.startswith("sysctl: cannot stat"):
             result.warn(lineno, "key not present on this kernel", line)
             continue
@@ -116,7 +131,8 @@ def _detect(text: str) -> float:
             cat_prompt = cat_prompt or (_CAT_RE.search(s) is not None and " cat " in f" {s}")
             continue
         total += 1
-        named = _KEY_RE.match(s) is not None or _PROC_RE.match(s) is not None
+        named = (_KEY_RE.match(s) is not None or _PROC_RE.match(s) is not None
+                 or _MISSING_RE.match(s) is not None)  # fmt: skip
         if named or (cat_prompt and len(s.split()) <= 3 and len(s) < 64):
             hits += 1
     if not total:

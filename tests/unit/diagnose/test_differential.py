@@ -136,3 +136,26 @@ def test_findings_outside_any_family_have_no_alternatives(tmp_path: Path) -> Non
     findings = diagnose(ev).findings
     assert findings
     assert all(not f.alternatives for f in findings if f.check not in differential_by_check())
+
+
+def test_nccl_log_lines_in_an_nccl_tests_run_are_scanned_once(tmp_path: Path) -> None:
+    """The NCCL log lines of an nccl-tests run are also read as a companion nccl-log part; a WARN
+    among them is still one catalogue hit on one line, not two."""
+    text = (
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+        "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+        "#  Rank  0 Group  0 Pid  1 on node1 device  0 [0x1b] NVIDIA H100\n"
+        "node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+        "node1:1:1 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal "
+        "implementation\n"
+        "node1:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+        "node1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    )
+    path = tmp_path / "run.txt"
+    path.write_text(text, encoding="utf-8")
+    ev = load_evidence([path])
+    assert sorted(f.kind for f in ev.files) == ["nccl-log", "nccl-tests"]
+    hits = [i for i in ev.items if type(i.record).__name__ == "SignatureRecord"]
+    assert hits and len({i.record.line for i in hits}) == len(hits)
+    findings = diagnose(ev).findings
+    assert all("(2 lines)" not in f.message for f in findings)

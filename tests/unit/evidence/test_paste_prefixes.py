@@ -94,3 +94,28 @@ def test_empty_grep_for_the_peer_memory_module_is_a_gdr_finding() -> None:
     findings = diagnose(load_evidence([PASTES / "lsmod-grep-empty-then-modinfo" / "input.txt"]))
     [f] = [f for f in findings.findings if f.check == "diagnose.gdr-module-not-loaded"]
     assert (f.severity, f.cause) == ("warning", "host.gdr")
+
+
+def test_nccl_info_lines_of_an_nccl_tests_run_are_also_read_as_a_log() -> None:
+    """nccl-tests run with NCCL_DEBUG=INFO: the table is the benchmark's, the interleaved log
+    lines (bootstrap interface, net plug-in) become a companion nccl-log part whose records keep
+    the file's line numbers; the companion is not scanned twice by diagnose."""
+    from aifabric.evidence.nccl_log import NetDevices  # noqa: PLC0415
+
+    parts, _ = _parts("nccl-tests-with-nccl-info-h20")
+    assert [p.kind for p in parts] == ["nccl-tests", "nccl-log"]
+    log = parts[1]
+    assert log.companion and not parts[0].companion
+    [boot] = [r for r in log.result.records if isinstance(r, NetDevices)] if log.result else []
+    assert (boot.line, boot.host, boot.role) == (8, "H20-GPU-05", "bootstrap")
+    assert log.numbers[0] == 8  # "H20-GPU-05:1789224:1789224 [0] NCCL INFO Bootstrap : Using ..."
+
+
+def test_companion_needs_a_few_log_lines() -> None:
+    text = (
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+        "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+        "#  Rank  0 Group  0 Pid  1 on node1 device  0 [0x1b] NVIDIA H100\n"
+        "node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    )
+    assert [p.kind for p in parse_paste(text)] == ["nccl-tests"]

@@ -73,8 +73,9 @@ def test_errors_and_noise() -> None:
         "vm.swappiness = 60",
     ])  # fmt: skip
     result = parse_text(text, KIND)
-    assert [w.line for w in result.warnings] == [2]
+    assert not result.warnings  # the missing key is a SysctlMissing record, not noise
     assert [(r.key, r.int_value) for r in result.of_type(SysctlValue)] == [("vm.swappiness", 60)]
+    assert parse_text("sysctl: cannot stat /proc/sys/bogus/x: No such file\n", KIND).warnings
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -94,3 +95,15 @@ def test_round_trip(values: dict[str, int]) -> None:
     result = parse_text(text, KIND)
     assert not result.warnings
     assert {r.key: r.int_value for r in result.of_type(SysctlValue)} == values
+
+
+def test_a_key_the_kernel_lacks_is_a_record() -> None:
+    """``sysctl: cannot stat /proc/sys/...`` after a write or read of a key that does not exist
+    (IPv6 has no rp_filter) says something about the host: a SysctlMissing record."""
+    from aifabric.evidence.sysctl import SysctlMissing  # noqa: PLC0415
+
+    result = load(KIND, "hashbang-131-cannot-stat")
+    assert [(r.line, r.key) for r in result.of_type(SysctlMissing)] == [
+        (2, "net.ipv6.conf.all.rp_filter")
+    ]
+    assert not result.of_type(SysctlValue)

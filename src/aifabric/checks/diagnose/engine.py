@@ -187,8 +187,13 @@ _ERRORISH = re.compile(
     r"|failure|Failure|Traceback|Exception|Segmentation fault|segfault|Killed|Aborted|aborted"
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
     r"|No such)\b"
+    r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
 )
-"""What makes a line look like an error: its words, as programs print them."""
+"""What makes a line look like an error: its words, as programs print them, or the E (error)
+and F (fatal) severity prefix of the glog/klog line format ``Lmmdd hh:mm:ss.uuuuuu tid
+file:line] msg`` (Mooncake, Kubernetes components and device plug-ins, PyTorch elastic): a line
+such a program logs at error level is an error whatever its words. W (warning) lines are not
+taken: torchrun prints its routine OMP_NUM_THREADS notice at that level."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
@@ -295,7 +300,7 @@ def load_evidence(
                 for rec in result.records:
                     who = host or getattr(rec, "host", None) or subject
                     ev.items.append(Item(rec, ef, str(who), kind))
-                if kind in SCANNED_KINDS:
+                if kind in SCANNED_KINDS and not part.companion:
                     _scan(ev, ef, index)
     for cap in captures:
         ef = EvidenceFile(cap.path, cap.kind, cap.result, cap.lines, cap.subject, cap.numbers)

@@ -410,7 +410,7 @@ def streamed_kind(path: Path) -> str | None:
         head = fh.read(DETECT_WINDOW)
     end = head.rfind(b"\n") + 1
     try:
-        parts = parse_paste(decode_capture(head[:end] or head, str(path)))
+        parts = parse_paste(decode_capture(head[:end] or head, str(path)), companions=False)
     except (InputError, RecursionError):
         return None
     if len(parts) != 1 or parts[0].subject is not None or parts[0].kind not in CUTS:
