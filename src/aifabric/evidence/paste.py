@@ -220,6 +220,59 @@ def _cut(lines: list[str], boundaries: dict[int, str | None]) -> list[Segment]:
     return [s for s in out if any(x.strip() for x in s.lines)]
 
 
+# -- known headers ------------------------------------------------------------------------------
+
+_HEADERS: tuple[tuple[str, str, str], ...] = (
+    # (kind, literal every header line holds, the header line's start)
+    ("ibv-devinfo", "hca_id:", r"hca_id:[ \t]+\S"),
+    ("ibstat", "CA '", r"CA '[^'\n]+'[ \t]*$"),
+    ("ibstatus", "Infiniband device '", r"Infiniband device '[^'\n]+' port \d+ status:"),
+    ("nccl-tests", "# nThread ", r"# nThread \d+ nGpus \d+ "),
+    ("ethtool-stats", "NIC statistics:", r"NIC statistics:[ \t]*$"),
+    ("ethtool-info", "Settings for ", r"Settings for [^\s:]+:[ \t]*$"),
+    ("ping", "PING ", r"PING [^\s(]+ \("),
+    ("show-gids", "DEV", r"DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID\b"),
+)
+"""The first line of a tool's output that no other tool prints: where one tool's output ends
+and the next begins when a paste holds several without prompts between them (``ibstat``
+followed by ``ibv_devinfo``, an ``ethtool`` before its ``ethtool -S``)."""
+_HEADER_RE = re.compile(
+    "|".join(f"(?P<h{i}>^[ \t]*{start})" for i, (_, _, start) in enumerate(_HEADERS)),
+    re.MULTILINE,
+)
+
+
+def _header_cuts(text: str) -> list[int]:
+    """0-based lines of ``text`` where another tool's output starts: a known header whose kind
+    differs from the previous header's (the first header starts nothing: what is above it is its
+    prompt or prose). Empty unless headers of at least two kinds are present; the literal test
+    first keeps this to a few substring searches for the usual one-tool file."""
+    if sum(1 for _, literal, _ in _HEADERS if literal in text) < 2:
+        return []
+    found: list[tuple[int, str]] = []
+    idx, pos = 0, 0
+    for m in _HEADER_RE.finditer(text):
+        idx += text.count("\n", pos, m.start())
+        pos = m.start()
+        found.append((idx, _HEADERS[int(str(m.lastgroup)[1:])][0]))
+    if len({k for _, k in found}) < 2:
+        return []
+    return [i for (i, k), (_, prev) in zip(found[1:], found, strict=False) if k != prev]
+
+
+def _split_headers(seg: Segment) -> list[Segment]:
+    """``seg`` cut where another tool's known header starts (:func:`_header_cuts`)."""
+    cuts = _header_cuts("\n".join(seg.lines))
+    if not cuts:
+        return [seg]
+    out: list[Segment] = []
+    for a, b in zip([0, *cuts], [*cuts, len(seg.lines)], strict=True):
+        if a < b:
+            out.append(Segment(seg.lines[a:b], seg.numbers[a:b],
+                               seg.command if a == 0 else None, seg.subject))  # fmt: skip
+    return out
+
+
 # -- prefixes -----------------------------------------------------------------------------------
 
 _PREFIX = re.compile(
@@ -398,16 +451,17 @@ def _parse_paste(text: str, kind: str | None) -> list[Part]:
         return [_whole(text, kind)]
     if not _boundaries(text):
         # one block of text (the common case, e.g. every file of a probe bundle): only a prefix
-        # on its lines can split it, and the first lines tell
+        # on its lines or a second tool's known header can split it, and the first lines tell
         head = text.split("\n", 80)[:80]
-        if _prefix_groups(Segment(head, list(range(1, len(head) + 1)))) is None:
+        if (_prefix_groups(Segment(head, list(range(1, len(head) + 1)))) is None
+                and not _header_cuts(text)):  # fmt: skip
             try:
                 whole_kind: str | None = detect_kind(text)
             except InputError:
                 whole_kind = None
             return [_whole(text, whole_kind)]
     segments = split_segments(text)
-    subs = [sub for seg in segments for sub in _split_prefixed(seg)]
+    subs = [h for seg in segments for sub in _split_prefixed(seg) for h in _split_headers(sub)]
     if len(subs) == 1 and subs[0].subject is None:
         if subs[0] is not segments[0]:
             # one group whose prefix (a quote, a timestamp) was stripped: parse what is left

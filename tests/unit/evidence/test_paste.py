@@ -114,3 +114,28 @@ def test_huge_single_lines_split_and_parse_fast() -> None:
         start = time.perf_counter()
         parse_paste(text)
         assert time.perf_counter() - start < 2.0, repr(ch)
+
+
+def test_two_tools_without_a_prompt_between_them_are_cut_at_the_second_header() -> None:
+    """``ibstat`` (after its prompt) and then ``ibv_devinfo`` pasted with no prompt between them:
+    the ``hca_id:`` header starts the second tool's part, with the file's line numbers; in
+    either order, and without any prompt at all."""
+    ibstat = (FIX / "evidence/ibstat/linpack-19a-edr/input.txt").read_text(encoding="utf-8")
+    devinfo = (FIX / "evidence/ibv-devinfo/deepep-55-ib-ndr/input.txt").read_text(encoding="utf-8")
+    n_ibstat = len(ibstat.splitlines())
+    for text, kinds in (
+        (ibstat + devinfo, ["ibstat", "ibv-devinfo"]),
+        (devinfo + ibstat, ["ibv-devinfo", "ibstat"]),
+        ("\n".join(ibstat.splitlines()[1:]) + "\n" + devinfo, ["ibstat", "ibv-devinfo"]),
+    ):
+        parts = parse_paste(text)
+        assert [p.kind for p in parts] == kinds
+        assert all(p.result is not None and p.result.records for p in parts)
+    first = parse_paste(ibstat + devinfo)[1]
+    assert first.numbers[0] == n_ibstat + 1
+    assert first.result is not None and first.result.records[0].line >= n_ibstat + 1
+
+
+def test_one_tool_with_its_own_repeated_headers_stays_whole() -> None:
+    devinfo = (FIX / "evidence/ibv-devinfo/deepep-55-ib-ndr/input.txt").read_text(encoding="utf-8")
+    assert [p.kind for p in parse_paste(devinfo + devinfo)] == ["ibv-devinfo"]
