@@ -36,7 +36,7 @@ from aifabric.evidence.base import ParseResult, ParseWarning, Record
 from aifabric.evidence.registry import register
 from aifabric.inputs import close_truncated_json, loads_json
 
-__all__ = ["BgpPeer", "parse_frr_bgp_summary"]
+__all__ = ["BgpPeer", "BgpSummary", "parse_frr_bgp_summary"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -74,6 +74,25 @@ class BgpPeer(Record):
     @property
     def established(self) -> bool:
         return self.state == "Established"
+
+
+@dataclass(slots=True, kw_only=True)
+class BgpSummary(Record):
+    """One address family's summary header (``BGP router identifier A, local AS number N``, or a
+    JSON table's ``routerId``/``as``), with how many neighbors it lists: a router whose table is
+    empty (no neighbor configured, or a summary taken on the wrong VRF) says so by this record."""
+
+    record_type: ClassVar[str] = "bgp_summary"
+
+    address_family: str | None = None
+    vrf: str | None = None
+    router_id: str | None = None
+    local_as: int | None = None
+    neighbors: int = 0
+    """Neighbors listed (or ``Total number of neighbors N`` where printed)."""
+
+
+_TOTAL_RE = re.compile(r"^Total number of neighbors (\d+)")
 
 
 def _int(value: Any) -> int | None:
@@ -152,6 +171,13 @@ def _parse_json(text: str, result: ParseResult) -> None:
     for path, table in tables:
         af = path[-1] if path else None
         vrf = path[-2] if len(path) >= 2 else None
+        found_af = line_of.get(af, []) if af else []
+        result.records.append(BgpSummary(
+            line=found_af[0] if found_af else 1, address_family=af,
+            vrf=vrf or _str(table.get("vrfName")), router_id=_str(table.get("routerId")),
+            local_as=_int(table.get("as")),
+            neighbors=sum(1 for v in table["peers"].values() if isinstance(v, dict)),
+        ))  # fmt: skip
         for name, obj in table["peers"].items():
             if not isinstance(obj, dict):
                 continue
@@ -224,6 +250,8 @@ def _parse_text(text: str, result: ParseResult) -> None:
     local_as: int | None = None
     in_table = False
     pending: tuple[int, str] | None = None
+    summary: BgpSummary | None = None
+    total_seen: set[int] = set()
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip("\r")
         stripped = line.strip()
@@ -235,7 +263,13 @@ def _parse_text(text: str, result: ParseResult) -> None:
         if (m := _ID_RE.match(stripped)) is not None:
             rid = m.group(1)
             local_as = int(m.group(2)) if m.group(2).isdigit() else None
+            summary = BgpSummary(line=lineno, address_family=af, vrf=vrf, router_id=rid,
+                                 local_as=local_as)  # fmt: skip
+            result.records.append(summary)
             continue
+        if summary is not None and (m := _TOTAL_RE.match(stripped)) is not None:
+            summary.neighbors = int(m.group(1))
+            total_seen.add(id(summary))
         if _HEADER_RE.match(stripped) is not None:
             in_table = True
             continue
@@ -261,6 +295,8 @@ def _parse_text(text: str, result: ParseResult) -> None:
             if rec is not None:
                 rec.end_line = lineno if lineno != start else None
                 result.records.append(rec)
+                if summary is not None and id(summary) not in total_seen:
+                    summary.neighbors += 1
                 continue
         result.warn(lineno, "unrecognised line in show bgp summary", line)
     if pending is not None:
@@ -303,6 +339,7 @@ def parse_frr_bgp_summary(text: str) -> ParseResult:
                 result.warnings[i] = ParseWarning(w.line + offset, w.message, w.text)
     else:
         _parse_text(text, result)
-    if not result.records and not result.warnings and text.strip() not in ("{}", "{\n}"):
+    if (not any(isinstance(r, BgpPeer) for r in result.records) and not result.warnings
+            and text.strip() not in ("{}", "{\n}")):  # fmt: skip
         result.warn(None, "no BGP neighbor in this summary")
     return result

@@ -160,3 +160,40 @@ def test_any_peer_table_is_read_without_raising(peers: dict[str, dict[str, objec
     result = parse_text(text, KIND)
     json.dumps(result.to_json(), allow_nan=False)
     assert len(result.records) + len(result.warnings) >= min(len(peers), 1) or not peers
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_summary_header_is_a_record_counting_its_neighbors(name: str) -> None:
+    """Each address family's header (router id, local AS) is a BgpSummary whose neighbor count
+    is the number of peers listed under it: an empty table is a fact, not a missing record."""
+    from aifabric.evidence.frr import BgpSummary  # noqa: PLC0415
+
+    result = load(KIND, name)
+    summaries = result.of_type(BgpSummary)
+    peers = result.of_type(BgpPeer)
+    if not peers:
+        return
+    assert summaries
+    assert sum(s.neighbors for s in summaries) >= len(peers)
+    for s in summaries:
+        mine = [p for p in peers if p.address_family == s.address_family and p.vrf == s.vrf]
+        assert s.neighbors == len(mine) or s.neighbors >= len(mine) > 0
+
+
+def test_an_empty_neighbor_table_is_a_summary_with_no_neighbors() -> None:
+    from aifabric.evidence.frr import BgpSummary  # noqa: PLC0415
+
+    text = (
+        "IPv4 Unicast Summary (VRF default):\n"
+        "BGP router identifier 10.0.0.1, local AS number 65001 vrf-id 0\n"
+        "BGP table version 0\n"
+        "RIB entries 0, using 0 bytes of memory\n"
+        "Peers 0, using 0 KiB of memory\n"
+        "\n"
+        "% No BGP neighbors found in VRF default\n"
+    )
+    result = parse_text(text, KIND)
+    [s] = result.of_type(BgpSummary)
+    assert (s.router_id, s.local_as, s.neighbors, s.line) == ("10.0.0.1", 65001, 0, 2)
+    assert not result.of_type(BgpPeer)
+    assert [w.message for w in result.warnings] == ["no BGP neighbor in this summary"]
