@@ -110,7 +110,7 @@ def fabric_hosts(fabric: Fabric) -> tuple[list[str], int]:
 def _version(text: str) -> tuple[int, ...] | None:
     parts = []
     for tok in text.strip().lstrip("v").split("."):
-        digits = "".join(ch for ch in tok if ch.isdigit())
+        digits = "".join(ch for ch in tok if ch.isdecimal())
         if not digits:
             break
         parts.append(int(digits))

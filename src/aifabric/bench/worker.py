@@ -60,7 +60,7 @@ def _addr(text: str, *, default_port: int | None) -> tuple[str, int]:
         if default_port is None:
             raise ValueError(f"{text!r}: expected HOST:PORT")
         return text, default_port
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    if not port.isdecimal() or not 0 <= int(port) <= 65535:
         raise ValueError(f"{text!r}: the port must be a number 0..65535")
     return host, int(port)
 

@@ -286,7 +286,7 @@ def _port_key(name: str) -> tuple[int, ...]:
     nums: list[int] = []
     cur = ""
     for ch in name:
-        if ch.isdigit():
+        if ch.isdecimal():
             cur += ch
         elif cur:
             nums.append(int(cur))

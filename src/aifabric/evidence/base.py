@@ -157,7 +157,8 @@ _CONTROL_BYTES = bytes(sorted(_CONTROL))
 
 
 def decode_capture(data: bytes, name: str = "<input>") -> str:
-    """Bytes of a captured output → text with ``\\n`` line ends and no ANSI colour codes.
+    """Bytes of a captured output → text with ``\\n`` line ends, no ANSI colour codes and
+    straight quotes.
 
     Accepts UTF-8 (with or without BOM) and falls back to Latin-1 for stray bytes in otherwise
     textual output (vendor banners). Refuses binary input (NUL bytes, or more than 5% control
@@ -190,7 +191,18 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x1b" in text:
         text = _ANSI_RE.sub("", text)
+    if "\u201c" in text or "\u201d" in text:
+        text = text.translate(_TYPOGRAPHIC_QUOTES)
     return text
+
+
+_TYPOGRAPHIC_QUOTES = str.maketrans({
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"',
+    "\u2018": "'", "\u2019": "'",
+})  # fmt: skip
+"""Curly quotes a web page, word processor or chat client put where the tool printed ASCII ones
+(no tool prints them; a documentation page's ``config_db.json`` excerpt does): made straight
+again, one character for one, so JSON excerpts parse and line and column positions stay."""
 
 
 # --------------------------------------------------------------------------------------------

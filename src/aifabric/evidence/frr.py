@@ -210,18 +210,18 @@ _SKIP = (
 def _row(tokens: list[str], lineno: int, af: str | None, vrf: str | None,
          rid: str | None, local_as: int | None) -> BgpPeer | None:
     """``name V AS MsgRcvd MsgSent TblVer InQ OutQ Up/Down State/PfxRcd [PfxSnt] [Desc]``."""
-    if len(tokens) < 10 or tokens[1] != "4" or not all(t.isdigit() for t in tokens[3:8]):
+    if len(tokens) < 10 or tokens[1] != "4" or not all(t.isdecimal() for t in tokens[3:8]):
         return None
     name = tokens[0]
     hostname = None
     if "(" in name and name.endswith(")"):
         hostname, _, inner = name[:-1].partition("(")
         name = inner
-    remote_as = int(tokens[2]) if tokens[2].isdigit() else None
+    remote_as = int(tokens[2]) if tokens[2].isdecimal() else None
     rest = tokens[9:]
     state: str | None
     pfx_rcd: int | None = None
-    if rest[0].isdigit():
+    if rest[0].isdecimal():
         state, pfx_rcd = "Established", int(rest[0])
         rest = rest[1:]
     elif rest[0].startswith("(") and rest[0].endswith(")"):  # "(Policy)": up, no policy
@@ -232,7 +232,7 @@ def _row(tokens: list[str], lineno: int, af: str | None, vrf: str | None,
         if rest and rest[0].startswith("(") and rest[0].endswith(")"):
             state = f"{state} {rest[0]}"
             rest = rest[1:]
-    pfx_snt = int(rest[0]) if rest and rest[0].isdigit() else None
+    pfx_snt = int(rest[0]) if rest and rest[0].isdecimal() else None
     if pfx_snt is not None:
         rest = rest[1:]
     desc = " ".join(rest) or None
@@ -262,7 +262,7 @@ def _parse_text(text: str, result: ParseResult) -> None:
             continue
         if (m := _ID_RE.match(stripped)) is not None:
             rid = m.group(1)
-            local_as = int(m.group(2)) if m.group(2).isdigit() else None
+            local_as = int(m.group(2)) if m.group(2).isdecimal() else None
             summary = BgpSummary(line=lineno, address_family=af, vrf=vrf, router_id=rid,
                                  local_as=local_as)  # fmt: skip
             result.records.append(summary)

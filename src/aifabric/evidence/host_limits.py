@@ -133,7 +133,7 @@ def _scope(flags: str) -> str | None:
 def _value(raw: str) -> tuple[int | None, bool]:
     if raw == "unlimited":
         return None, True
-    return (int(raw), False) if raw.isdigit() else (None, False)
+    return (int(raw), False) if raw.isdecimal() else (None, False)
 
 
 @register(

@@ -193,7 +193,7 @@ def parse_cma_roce_tos(text: str) -> ParseResult:
         if cmd and not _BARE_RE.match(line):
             opts = dict(_OPT_RE.findall(cmd.group(1)))
             device = opts.get("d", "mlx5_0")
-            port = int(opts["p"]) if opts.get("p", "").isdigit() else 1
+            port = int(opts["p"]) if opts.get("p", "").isdecimal() else 1
             pending = True
             continue
         cfs = _CONFIGFS_RE.search(line)

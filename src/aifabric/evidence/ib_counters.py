@@ -109,7 +109,7 @@ def _detect_perfquery(text: str) -> float:
 
 
 def _value(raw: str) -> int | None:
-    if raw.isdigit():
+    if raw.isdecimal():
         return int(raw)
     if raw.lower().startswith("0x"):
         try:

@@ -121,7 +121,7 @@ def _body_line(rec: IpLink, stripped: str) -> None:
         rec.link_type = _HW_WORDS[head]
         if len(words) > 1 and ":" in words[1]:
             rec.mac = words[1]
-        if "txqueuelen" in words[:-1] and words[words.index("txqueuelen") + 1].isdigit():
+        if "txqueuelen" in words[:-1] and words[words.index("txqueuelen") + 1].isdecimal():
             rec.qlen = int(words[words.index("txqueuelen") + 1])
     elif head in ("RX", "TX") or head.startswith(("RX:", "TX:")) or words[:2] == ["RX", "bytes:"]:
         # old form puts both directions on one line: "RX bytes:183152 (..)  TX bytes:194696 (..)"
@@ -131,7 +131,7 @@ def _body_line(rec: IpLink, stripped: str) -> None:
     elif head.startswith("collisions:"):
         _counters(rec, _TX_KEYS, stripped)
         qlen = stripped.split("txqueuelen:", 1)[1].split()[:1] if "txqueuelen:" in stripped else []
-        if qlen and qlen[0].isdigit():
+        if qlen and qlen[0].isdecimal():
             rec.qlen = int(qlen[0])
     elif head == "status:" and len(words) > 1:
         rec.state = "UP" if words[1] == "active" else "DOWN"  # BSD/macOS media status
@@ -161,7 +161,7 @@ def _parse_ifconfig(text: str) -> ParseResult:
                 cur.name = new.group("name")
                 cur.flags = [f for f in new.group("flags").split(",") if f]
                 rest = new.group("rest").split()
-                if "mtu" in rest[:-1] and rest[rest.index("mtu") + 1].isdigit():
+                if "mtu" in rest[:-1] and rest[rest.index("mtu") + 1].isdecimal():
                     cur.mtu_bytes = int(rest[rest.index("mtu") + 1])
                 cur.state = "UP" if "RUNNING" in cur.flags else "DOWN"
             elif old is not None:

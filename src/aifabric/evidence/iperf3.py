@@ -449,7 +449,7 @@ def _row_tail(tail: list[str], columns: str) -> dict[str, Any]:
         if lost is not None:
             out["lost"], out["packets"] = int(lost.group(1)), int(lost.group(2))
         return out
-    if words and words[0].isdigit():
+    if words and words[0].isdecimal():
         if "Retr" in columns:
             out["retransmits"] = int(words[0])
             if len(words) >= 3:

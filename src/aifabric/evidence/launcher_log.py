@@ -277,7 +277,7 @@ def _launcher_exit(
     if m is not None:
         base["host"] = m["host"]
         tasks = m["tasks"]
-        rank = int(tasks) if tasks.isdigit() else None
+        rank = int(tasks) if tasks.isdecimal() else None
         what = m["what"]
         if what == "Out Of Memory":
             return ProcessExit(

@@ -148,7 +148,7 @@ def _parse_vf(stripped: str) -> dict[str, str | int] | None:
         words = part.split()
         if len(words) >= 2:
             key = "_".join(words[:-1]).replace("-", "_").lower()
-            vf[key] = int(words[-1]) if words[-1].isdigit() else words[-1]
+            vf[key] = int(words[-1]) if words[-1].isdecimal() else words[-1]
     return vf
 
 
@@ -156,7 +156,7 @@ def _apply_if_tokens(rec: IpLink, tokens: list[str]) -> None:
     i = 0
     while i + 1 < len(tokens):
         key, val = tokens[i], tokens[i + 1]
-        if key == "mtu" and val.isdigit():
+        if key == "mtu" and val.isdecimal():
             rec.mtu_bytes = int(val)
         elif key == "qdisc":
             rec.qdisc = val
@@ -168,7 +168,7 @@ def _apply_if_tokens(rec: IpLink, tokens: list[str]) -> None:
             rec.mode = val
         elif key == "group":
             rec.group = val
-        elif key == "qlen" and val.isdigit():
+        elif key == "qlen" and val.isdecimal():
             rec.qlen = int(val)
         elif key not in _IF_KEYS:
             i += 1
@@ -281,7 +281,7 @@ def parse_ip_lines(text: str, kind: str) -> ParseResult:
             hdr_line, direction, cols = stats_hdr
             stats_hdr = None
             values = stripped.split()
-            if cur is not None and values and all(v.isdigit() for v in values):
+            if cur is not None and values and all(v.isdecimal() for v in values):
                 if len(values) != len(cols):
                     result.warn(
                         lineno, f"expected {len(cols)} values under the {direction} header", line
@@ -352,7 +352,7 @@ def parse_ip_lines(text: str, kind: str) -> ParseResult:
             stats_hdr = (lineno, hm.group(1), cols)
             cur.end_line = last_line = lineno
             continue
-        if stripped.split()[0].isdigit():
+        if stripped.split()[0].isdecimal():
             result.warn(lineno, "value row without an RX/TX header", line)
             continue
         cur.details.append(stripped)
@@ -434,7 +434,7 @@ def _tc_header(rec: TcEntry, rest: str) -> None:
         elif t == "parent" and nxt is not None and rec.parent is None:
             rec.parent = nxt
             i += 2
-        elif t == "refcnt" and nxt is not None and nxt.isdigit():
+        elif t == "refcnt" and nxt is not None and nxt.isdecimal():
             rec.refcnt = int(nxt)
             i += 2
         else:
@@ -446,12 +446,12 @@ def _tc_header(rec: TcEntry, rest: str) -> None:
 
 def _tc_options(rec: TcEntry, opts: list[str]) -> None:
     for i, t in enumerate(opts):
-        if t in ("tc", "num_tc", "bands") and i + 1 < len(opts) and opts[i + 1].isdigit():
+        if t in ("tc", "num_tc", "bands") and i + 1 < len(opts) and opts[i + 1].isdecimal():
             rec.num_tc = int(opts[i + 1])
         elif t in ("map", "priomap") and not rec.prio_tc_map:
             vals = []
             for v in opts[i + 1 :]:
-                if not v.isdigit():
+                if not v.isdecimal():
                     break
                 vals.append(int(v))
             rec.prio_tc_map = vals

@@ -146,9 +146,9 @@ def _parse_via(via: str) -> tuple[str, str | None, int | None, int | None, bool]
     if len(parts) >= 3:
         d = parts[2]
         base, _, rest = d.partition("(")
-        if base.isdigit():
+        if base.isdecimal():
             dev = int(base)
-        if rest[:-1].isdigit() and rest.endswith(")"):
+        if rest[:-1].isdecimal() and rest.endswith(")"):
             proxy = int(rest[:-1])
         gdr = any(x.startswith("GDRDMA") for x in parts[3:])
     return transport, net, dev, proxy, gdr
@@ -158,7 +158,7 @@ def _children(spec: str) -> tuple[int, ...]:
     out = []
     for part in spec.split("/"):
         c = part.strip()
-        if c.isdigit():
+        if c.isdecimal():
             out.append(int(c))
     return tuple(out)
 
@@ -200,9 +200,9 @@ def channel_or_ring(msg: str, base: LineFields) -> Record | None:
         )
     om = _RING_ORDER_RE.match(msg)
     if om is None:
-        if " : " in msg and msg.split(" ", 2)[1][:1].isdigit():
+        if " : " in msg and msg.split(" ", 2)[1][:1].isdecimal():
             tail = msg.partition(" : ")[2].strip()
-            if not tail or tail[0].isdigit() or tail[0] == "-":
+            if not tail or tail[0].isdecimal() or tail[0] == "-":
                 raise Unreadable("expected 'Channel NN/MM : r r r ...'")
         return None
     return RingOrder(

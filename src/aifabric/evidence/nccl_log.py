@@ -340,19 +340,19 @@ def _parse_prefix(head: str, ln: int) -> tuple[LineFields, str | None]:
         sp = h.rfind(" ")
         tok = h[sp + 1 :]
         loc, _, num = tok.rpartition(":")
-        if loc and num.isdigit():
+        if loc and num.isdecimal():
             source = tok.lstrip("`")
             h = h[:sp].rstrip() if sp >= 0 else ""
     lb = len(h)
     if h.endswith("]"):
         lb = h.rfind("[")
         dev = h[lb + 1 : -1]
-        if lb >= 0 and dev.isdigit():
+        if lb >= 0 and dev.isdecimal():
             base["cuda_dev"] = int(dev)
             before = h[:lb].rstrip()
             sp = before.rfind(" ")
             parts = before[sp + 1 :].rsplit(":", 2)
-            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            if len(parts) == 3 and parts[1].isdecimal() and parts[2].isdecimal():
                 host = parts[0]
                 for ch in ">]`":
                     host = host.rpartition(ch)[2]
@@ -422,7 +422,7 @@ def _info(msg: str, base: LineFields) -> Record | None:
             if m is None:
                 return None
             value = m[3]
-            if value.endswith(".") and value[:-1].lstrip("-").isdigit():
+            if value.endswith(".") and value[:-1].lstrip("-").isdecimal():
                 value = value[:-1]
             return NcclEnv(name=m[1], value=value, from_environment=bool(m[2]), **base)
         if msg.startswith("NET/"):
@@ -589,7 +589,7 @@ def _comm(msg: str, base: LineFields) -> Record:
 
     def num(key: str) -> int | None:
         v = kv.get(key)
-        return int(v) if v is not None and v.isdigit() else None
+        return int(v) if v is not None and v.isdecimal() else None
 
     return CommEvent(
         event=event,

@@ -378,7 +378,7 @@ def _host_prefix_ok(rest: str) -> bool:
     if _SRUN_RE.match(r) is not None:
         return True  # "host:  3: ..." (srun --label under pdsh)
     toks = r.split(None, 2)
-    return toks[0].isdigit() and (len(toks) == 1 or toks[1].isdigit())
+    return toks[0].isdecimal() and (len(toks) == 1 or toks[1].isdecimal())
 
 
 def _peel(line: str) -> tuple[str, int | None, str | None]:
@@ -416,13 +416,13 @@ def _peel(line: str) -> tuple[str, int | None, str | None]:
                 name = inner.split(",", 1)[0].strip()
                 if name and "=" not in name:
                     host = host or name
-        elif c.isdigit():
+        elif c.isdecimal():
             m = _ISO_TS_RE.match(s) or _SRUN_RE.match(s)
             if m is not None and m.re is _SRUN_RE:
                 rank = int(m.group(1))
             elif m is None:
                 m = _HOST_RE.match(s)  # pdsh by address: "10.0.0.1: "
-                if m is not None and (not _host_prefix_ok(s[m.end() :]) or m.group(1).isdigit()):
+                if m is not None and (not _host_prefix_ok(s[m.end() :]) or m.group(1).isdecimal()):
                     m = None
                 if m is not None:
                     host = host or m.group(1)
@@ -457,7 +457,7 @@ def _is_source_line(s: str) -> bool:
             b.startswith(("size", "bytes")) and "busbw" in b
         )
     toks = s.split(None, 2)
-    return len(toks) == 3 and _INT_RE.match(toks[0]) is not None and toks[1].isdigit()
+    return len(toks) == 3 and _INT_RE.match(toks[0]) is not None and toks[1].isdecimal()
 
 
 @dataclass(slots=True)
@@ -802,7 +802,7 @@ class _Parser:
             else:
                 self.result.warn(lineno, "expected a table row starting with size and count", raw)
             return
-        if len(toks) < 3 or _INT_RE.match(toks[2]) or toks[2][0].isdigit():
+        if len(toks) < 3 or _INT_RE.match(toks[2]) or toks[2][0].isdecimal():
             self.result.warn(lineno, "expected the data type after size and count", raw)
             return
         dtype = toks[2]
@@ -949,7 +949,7 @@ def _parse_text(text: str) -> ParseResult:
         if c == "#":
             p.comment(lineno, s, raw)
             continue
-        if c.isdigit():
+        if c.isdecimal():
             if " NCCL " in s:
                 if "NCCL version" in s:
                     p.nccl_version(s)

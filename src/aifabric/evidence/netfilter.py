@@ -267,7 +267,7 @@ def _rule_from_args(
     rec = NetfilterRule(line=line, table=table, chain=args[1], format=fmt)
     spec: list[str] = []
     i = 2
-    if args[0] in ("-I", "--insert") and i < len(args) and args[i].isdigit():
+    if args[0] in ("-I", "--insert") and i < len(args) and args[i].isdecimal():
         i += 1
     in_target = False
     while i < len(args):
@@ -342,9 +342,9 @@ _L_PORT_RE = re.compile(r"\b(dpt|spt):(\S+)")
 
 
 def _scaled(text: str) -> tuple[int | None, bool]:
-    if text.isdigit():
+    if text.isdecimal():
         return int(text), True
-    if text[:-1].isdigit() and text[-1] in _SCALE:
+    if text[:-1].isdecimal() and text[-1] in _SCALE:
         return int(text[:-1]) * _SCALE[text[-1]], False
     return None, False
 
@@ -355,7 +355,7 @@ def _list_row(
     t = list(tokens)
     rec = NetfilterRule(line=line, table=table, chain=chain, format="list")
     if header and header[0] == "num":
-        if not t or not t[0].isdigit():
+        if not t or not t[0].isdecimal():
             return None
         t = t[1:]
     if "pkts" in header:

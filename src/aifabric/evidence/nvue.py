@@ -320,7 +320,7 @@ def _table_records(
                 sp = int(row.get("switch-prio", ""))
                 for d in parse_id_list(_dash(row.get("dscp", ""))):
                     dscp[d] = sp
-                if row.get("pcp", "").isdigit():
+                if row.get("pcp", "").isdecimal():
                     pcp[int(row["pcp"])] = sp
             except ValueError:
                 result.warn(ln, "expected numeric pcp/dscp/switch-prio cells", str(row))

@@ -462,7 +462,7 @@ def parse_ping(text: str) -> ParseResult:
         if wh is not None:
             payload = int(wh.group("payload"))
             addr = wh.group("addr") or (
-                wh.group("target") if wh.group("target")[0].isdigit() else None
+                wh.group("target") if wh.group("target")[0].isdecimal() else None
             )
             hdr = PingHeader(
                 line=no,

@@ -116,7 +116,7 @@ def _record(names: list[str], cells: list[str], lineno: int) -> SonicInterfaceSt
         interface=values["interface"],
         lanes=values.get("lanes") or None,
         speed_gbps=_speed(values.get("speed", "")),
-        mtu_bytes=int(mtu) if mtu.isdigit() else None,
+        mtu_bytes=int(mtu) if mtu.isdecimal() else None,
         fec=values.get("fec") or None,
         alias=values.get("alias") or None,
         vlan=values.get("vlan") or None,

@@ -333,7 +333,7 @@ def _table_by_fields(entries: dict[str, Any]) -> str | None:
                 guesses.add(table)
                 break
         else:
-            if fields and all(str(k).isdigit() for k in fields):
+            if fields and all(str(k).isdecimal() for k in fields):
                 if any(int(k) > 7 for k in fields):
                     guesses.add("DSCP_TO_TC_MAP")  # keys above 7: DSCP, not TC or priority
                 else:

@@ -252,7 +252,7 @@ def _set_status(rec: SonicTransceiverStatus, key: str, value: str) -> bool:
     elif key == "Module state changed":
         rec.module_state_changed = _bool(value)
     elif key == "Disabled TX channels":
-        rec.disabled_tx_channels = int(value) if value.isdigit() else None
+        rec.disabled_tx_channels = int(value) if value.isdecimal() else None
     else:
         b = _bool(value)
         if b is None and not re.search(r"flag|status|state", key, re.IGNORECASE):

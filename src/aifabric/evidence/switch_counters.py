@@ -198,10 +198,15 @@ _PORT_COUNTS = {
     "TX_OVR": "tx_ovr",
 }
 _PORT_HDR_RE = re.compile(
-    r"^\s*IFACE\s+(?:DESC\s+)?STATE\s+RX_(?:OK\s.*\bTX_OK|ERR\s.*\bTX_ERR)\b", re.IGNORECASE
+    r"^\s*IFACE\s+(?:DESC\s+)?(?:STATE\s+RX_(?:OK\s.*\bTX_OK|ERR\s.*\bTX_ERR)"
+    r"|RX_OK\s.*\bRX_DRP\s.*\bTX_OK)\b",
+    re.IGNORECASE,
 )
 """``portstat`` (``show interfaces counters``) and its ``errors`` view (``show interfaces
-counters errors``: RX_ERR RX_DRP RX_OVR TX_ERR TX_DRP TX_OVR only)."""
+counters errors``: RX_ERR RX_DRP RX_OVR TX_ERR TX_DRP TX_OVR only); releases before 2019
+printed ``Iface`` without a ``STATE`` column and ``RX_RATE``/``TX_RATE`` for the byte rates
+(told from ``intfstat``'s router-interface table, also ``Iface`` without ``STATE``, by its
+``RX_DRP`` column)."""
 _RATE_UNIT_RE = re.compile(r"^[KMGT]?B/s$")
 _UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
 _UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}
@@ -234,7 +239,9 @@ def _detect(text: str) -> float:
     if "RxPPP" in head and "TxPPP" in head:
         return 0.95
     # the table-header scans run only where the header's words are present
-    if _PORT_HDR_RE.search(head) or ("IFACE" in head and _DETECT_IFACE_RE.search(head)):
+    if _PORT_HDR_RE.search(head) or (
+        ("IFACE" in head or "Iface" in head) and _DETECT_IFACE_RE.search(head)
+    ):
         return 0.95
     if "Counter/pkts" in head and "TxQ" in head:
         return 0.95
@@ -247,7 +254,9 @@ def _detect(text: str) -> float:
     return 0.0
 
 
-_DETECT_IFACE_RE = re.compile(r"(?m)^\s*IFACE\s+(DESC\s+)?STATE\s+RX_(?:OK|ERR)\b")
+_DETECT_IFACE_RE = re.compile(
+    r"(?m)^\s*(?:IFACE|Iface)\s+(?:DESC\s+)?(?:STATE\s+RX_(?:OK|ERR)\b|RX_OK\s.*\bRX_DRP\b)"
+)
 _DETECT_QUEUE_RE = re.compile(r"Port\s+(?:Voq|TxQ)\s+\S+/pkts")
 _DETECT_PG_RE = re.compile(r"Port\s+PG0\s+PG1\s+PG2")
 
@@ -385,6 +394,11 @@ def _port_cells(columns: list[str], s: str) -> list[str]:
     return cells
 
 
+def _rate_of(row: dict[str, str], *names: str) -> float | None:
+    """The first of ``names`` the header has (``RX_BPS``, or ``RX_RATE`` before 2019)."""
+    return next((_rate(row[n]) for n in names if n in row), None)
+
+
 def _rate(cell: str) -> float | None:
     """``640.70 B/s`` → 640.7, ``2.5 KB/s`` → 2500.0, ``318571.42/s`` → 318571.42,
     ``0.00%`` → 0.0; ``N/A`` → None."""
@@ -413,8 +427,8 @@ def _port_row(
         port=cells[0],
         state=state,
         up=_UP_STATES.get(state.upper()) if state else None,
-        rx_bps=_rate(row["RX_BPS"]) if "RX_BPS" in row else None,
-        tx_bps=_rate(row["TX_BPS"]) if "TX_BPS" in row else None,
+        rx_bps=_rate_of(row, "RX_BPS", "RX_RATE"),
+        tx_bps=_rate_of(row, "TX_BPS", "TX_RATE"),
         rx_util=_rate(row["RX_UTIL"]) if "RX_UTIL" in row else None,
         tx_util=_rate(row["TX_UTIL"]) if "TX_UTIL" in row else None,
         rx_pps=_rate(row["RX_PPS"]) if "RX_PPS" in row else None,
@@ -504,7 +518,7 @@ def _row(table: str, direction: str, s: str, lineno: int, result: ParseResult) -
             PfcwdStats(
                 line=lineno,
                 port=port or t[0],
-                queue=int(q) if q.isdigit() else None,
+                queue=int(q) if q.isdecimal() else None,
                 status=None if t[1] == "N/A" else t[1],
                 storms_detected=det,
                 storms_restored=res,

@@ -63,7 +63,7 @@ class SysctlValue(Record):
     @property
     def int_value(self) -> int | None:
         v = self.value.strip()
-        return int(v) if v.lstrip("-").isdigit() and len(v) < 40 else None
+        return int(v) if v.lstrip("-").isdecimal() and len(v) < 40 else None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -664,7 +664,7 @@ def _size(value: str) -> int | None:
             product *= int(part)
         return product
     first = value.split(",", maxsplit=1)[0]
-    return int(first) if first.isdigit() else None
+    return int(first) if first.isdecimal() else None
 
 
 def _read_command(run: UcxPerftestRun, command: str) -> None:
@@ -698,7 +698,7 @@ def _read_command(run: UcxPerftestRun, command: str) -> None:
                 run.recv_memory = run.recv_memory or mems[-1]
             elif opt == "D":
                 run.data_layout = run.data_layout or val
-            elif opt == "T" and val.isdigit():
+            elif opt == "T" and val.isdecimal():
                 run.threads = int(val)
             elif opt == "d":
                 run.env.setdefault("UCX_NET_DEVICES", val)
@@ -833,7 +833,7 @@ def _read_box(st: _PerfState, lineno: int, key: str, value: str) -> bool:
     if key in ("Message size", "Window size", "AM header size", "Send device", "Recv device"):
         if key == "Message size":
             run.message_size_bytes = _size(value)
-        elif key == "Window size" and value.isdigit():
+        elif key == "Window size" and value.isdecimal():
             run.window_size = int(value)
         return True
     return False

@@ -264,7 +264,7 @@ def kill_pids(pids: Iterable[int], *, grace_s: float = 3.0) -> int:
 
 def ns_pids(ns: str) -> list[int]:
     out = run(["ip", "netns", "pids", ns], check=False).stdout
-    return [int(x) for x in out.split() if x.isdigit()]
+    return [int(x) for x in out.split() if x.isdecimal()]
 
 
 def teardown(name: str, extra_pids: Iterable[int] = ()) -> dict[str, int]:

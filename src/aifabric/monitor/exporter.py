@@ -51,7 +51,7 @@ def parse_listen(text: str) -> tuple[str, int]:
     (('127.0.0.1', 9877), ('::1', 80))
     """
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not port.isdecimal() or not 0 < int(port) < 65536:
         raise InputError(f"--listen {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9877")
     host = host.strip("[]") or "0.0.0.0"
     return host, int(port)

@@ -590,7 +590,7 @@ def _optics_record(node: _Node, iface: str, samples: list[Sample], when: str) ->
                 setattr(mod.thresholds.setdefault(key, Threshold()), level, v)
         elif key in {"temperature_c", "voltage_v"}:
             setattr(mod, key, v)
-        elif s.labels.get("lane", "").isdigit():
+        elif s.labels.get("lane", "").isdecimal():
             lane = mod.lane(int(s.labels["lane"]))
             if key == "tx_bias_ma":
                 lane.tx_bias_ma = v * 1e3

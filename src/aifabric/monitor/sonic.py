@@ -213,7 +213,7 @@ def _value(raw: object) -> float | None:
     if not isinstance(raw, str) or len(raw) > 40:
         return None
     s = raw.strip()
-    if s.isdigit():
+    if s.isascii() and s.isdecimal():  # not isdigit(): that holds for "²", which int() refuses
         return int(s)
     try:
         v = float(s)

@@ -273,7 +273,7 @@ def parse_target(text: str) -> Target:
         raise TargetError(f"target {shown}: host starts with '-'")
     port: int | None = None
     if port_text is not None:
-        if not port_text.isascii() or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        if not port_text.isascii() or not port_text.isdecimal() or not 1 <= int(port_text) <= 65535:
             raise TargetError(f"target {shown}: port must be 1-65535")
         port = int(port_text)
     return Target(host, port, user)

@@ -149,7 +149,9 @@ def natural_key(text: str | None) -> tuple[tuple[int, int | str], ...]:
     if text is None:
         return ((2, ""),)
     return tuple(
-        (0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part
+        (0, int(part)) if part.isdecimal() else (1, part)
+        for part in re.split(r"(\d+)", text)
+        if part
     )
 
 

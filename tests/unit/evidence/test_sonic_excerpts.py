@@ -352,3 +352,21 @@ def test_excerpt_soup_never_raises(lines: list[str]) -> None:
     json.dumps(res.to_json(), allow_nan=False)
     for r in _of(res, SonicPort, PortQos):
         assert not r.port.startswith("\x00")  # placeholder keys never become ports
+
+
+def test_config_db_excerpt_with_typographic_quotes() -> None:
+    """A documentation page's config_db.json excerpt whose quotes a web page made curly: the
+    capture is decoded with straight quotes (one character for one) and parsed as JSON."""
+    from aifabric.evidence.qos import BufferProfile  # noqa: PLC0415
+    from aifabric.evidence.sonic_config import BufferPool  # noqa: PLC0415
+    from tests.unit.evidence.fixtures import load  # noqa: PLC0415
+
+    result = load("sonic-config-db", "nvidia-doc-curly-quotes")
+    [pool] = result.of_type(BufferPool)
+    [profile] = result.of_type(BufferProfile)
+    assert (pool.name, pool.size_bytes, pool.xoff_bytes, pool.mode) == (
+        "ingress_lossless_pool", 7719936, 1032192, "dynamic",
+    )  # fmt: skip
+    assert (profile.name, profile.xon_bytes, profile.xoff_bytes) == (
+        "pg_lossless_50000_40m_profile", 19456, 25600,
+    )  # fmt: skip

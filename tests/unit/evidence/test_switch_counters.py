@@ -258,3 +258,19 @@ def test_queue_counter_tables_detected() -> None:
         "nxos-n5k-auto-off-blog-paste",
     ):
         assert detect_kind(case(KIND, name).text()) == KIND
+
+
+def test_older_portstat_header_without_state_and_with_rate_columns() -> None:
+    """Before 2019 portstat printed ``Iface`` without a STATE column and RX_RATE/TX_RATE for
+    the byte rates (the SONiC User Manual's example); values read by hand from the capture."""
+    from aifabric.evidence.switch_counters import PortCounters  # noqa: PLC0415
+
+    name = "sonic-manual-portstat-rate-columns"
+    assert detect_kind(case(KIND, name).text()) == KIND
+    rows = load(KIND, name).of_type(PortCounters)
+    assert [r.port for r in rows] == [f"Ethernet{i}" for i in range(0, 28, 4)]
+    first = rows[0]
+    assert (first.rx_ok, first.rx_drp, first.tx_ok, first.state) == (
+        471_729_839_997, 18_682, 409_682_385_925, None,
+    )  # fmt: skip
+    assert first.rx_bps == 653.87e6 and first.rx_util == 12.77

@@ -501,7 +501,7 @@ def _pfc_storm(ev: Evidence) -> Iterator[Item]:
 
 
 def _port_key(name: str) -> tuple[str, int]:
-    digits = "".join(c for c in name if c.isdigit())
+    digits = "".join(c for c in name if c.isdecimal())
     return name.rstrip("0123456789"), int(digits) if digits else -1
 
 

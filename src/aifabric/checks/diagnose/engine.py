@@ -489,7 +489,7 @@ def field_value(record: object, path: str) -> Any:
         if isinstance(value, dict):
             if part in value:
                 value = value[part]
-            elif part.lstrip("-").isdigit() and int(part) in value:
+            elif part.lstrip("-").isdecimal() and int(part) in value:
                 value = value[int(part)]
             else:
                 return None

@@ -630,7 +630,7 @@ def link_peer_down(rec: IpLink, ev: Evidence) -> IpLink | None:
     """The other end of a veth (``name@ifN`` with ``link-netns NS``) when the same evidence
     holds its ``ip link`` (subject ``NS``, or the last ``:``-part of a lab namespace
     ``afl:LAB:NODE``) and that end is administratively down (no ``UP`` flag)."""
-    if rec.parent is None or not rec.parent.startswith("if") or not rec.parent[2:].isdigit():
+    if rec.parent is None or not rec.parent.startswith("if") or not rec.parent[2:].isdecimal():
         return None
     item = _item(rec, ev)
     if item is None or item.file is None:

@@ -132,7 +132,7 @@ def host_markings(fabric: Fabric, obs: Observed | None) -> list[Marking]:
             )
     env = obs.nccl_env or {}
     tc = env.get("NCCL_IB_TC")
-    if tc is not None and tc.value.strip().isdigit():
+    if tc is not None and tc.value.strip().isdecimal():
         tos = int(tc.value.strip())
         out.append(Marking(tos >> 2, f"NCCL_IB_TC={tos}", (tc.src.evidence(),)))
     return out

@@ -232,7 +232,7 @@ def parse_name_list(value: str) -> NameList:
             continue
         name, _, rest = part.partition(":")
         port_text = rest.split(":", 1)[0]
-        entries.append((name, int(port_text) if port_text.isdigit() else None))
+        entries.append((name, int(port_text) if port_text.isdecimal() else None))
     return NameList(exclude, exact, tuple(entries))
 
 
@@ -368,7 +368,7 @@ def _lint_value(meta: CheckMeta, spec: VarSpec, val: Val[str]) -> Iterator[Findi
                 evidence=ev,
                 refs=spec_refs(spec),
             )
-        elif value.startswith("0") and len(value) > 1 and value[1:].isdigit():
+        elif value.startswith("0") and len(value) > 1 and value[1:].isdecimal():
             yield meta.finding(
                 target=_target(val, name),
                 message=f"{name}={value} has a leading zero: NCCL reads it as octal {n}",

@@ -101,7 +101,7 @@ def expand_interfaces(spec: str) -> list[str]:
             body = m.group(2)
         else:
             body = item
-        if not prefix or not body[:1].isdigit():
+        if not prefix or not body[:1].isdecimal():
             return [spec.strip()]
         r = _RANGE_RE.match(body)
         if r is None:

@@ -619,6 +619,6 @@ def _ids(raw: str) -> tuple[int, ...]:
         m = re.match(r"^(\d+)-(\d+)$", part)
         if m:
             out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
-        elif part.isdigit():
+        elif part.isdecimal():
             out.append(int(part))
     return tuple(out)

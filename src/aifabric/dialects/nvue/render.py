@@ -429,7 +429,7 @@ def yaml_tree(commands: Iterable[Command]) -> list[str]:
 
     def emit(node: dict[str, object], indent: int) -> None:
         for k, v in node.items():
-            key = f"'{k}'" if k.isdigit() else k
+            key = f"'{k}'" if k.isdecimal() else k
             if isinstance(v, _Value):
                 lines.append(f"{' ' * indent}{key}: {v.text}")
             elif isinstance(v, dict) and not v:

@@ -168,7 +168,7 @@ def _front(name: str) -> tuple[int, int | None]:
     head, _, sub = name.partition("/")
     m = re.fullmatch(r"Ethernet(\d+)", head)
     n = int(m.group(1)) if m else 0
-    return n, int(sub) if sub.isdigit() else None
+    return n, int(sub) if sub.isdecimal() else None
 
 
 def _width(intent: DeviceIntent) -> int:
