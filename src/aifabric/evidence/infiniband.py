@@ -442,7 +442,10 @@ class IbstatPort(Record):
     """GID index 0 (``ibstatus`` only)."""
 
 
-_CA_RE = re.compile(r"^\s*CA '([^']*)'\s*$")
+_CA_RE = re.compile(r"^\s*(?:CA|(?:CA|Switch|Router|RNIC):) '([^']*)'\s*$")
+"""``CA 'mlx5_0'`` (a whole CA), or ``CA: 'mlx5_0'`` (``ibstat CA PORT``: the node type, a colon,
+then one port's fields without indentation; ``port_dump(..., alone)`` in infiniband-diags
+``ibstat.c``)."""
 _IBSTAT_PORT_RE = re.compile(r"^\s*Port (\d+):\s*$")
 _IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*+((?:.*\S)?)\s*$")
 
@@ -450,6 +453,8 @@ _IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*+((?:.*
 def _detect_ibstat(text: str) -> float:
     if "CA '" in text and ("Port 1:" in text or "CA type:" in text):
         return 0.95
+    if "CA: '" in text and "Physical state:" in text:
+        return 0.9  # ibstat CA PORT
     if "Physical state:" in text and "Link layer:" in text:
         return 0.6
     return 0.0
@@ -514,9 +519,14 @@ def parse_ibstat(text: str) -> ParseResult:
             res.records.append(ca)
             port, ports_seen = None, 0
             continue
-        if ca is None:
-            continue
         pm = _IBSTAT_PORT_RE.match(raw)
+        if ca is None:
+            if pm is not None and lineno <= 3:
+                # a port block whose CA line was not pasted: the port, CA unknown
+                port = IbstatPort(line=lineno, ca="", port=int(pm.group(1)))
+                res.records.append(port)
+                ca = IbstatCA(line=lineno, ca="")  # holds the port's keys; not a record
+            continue
         if pm is not None:
             port = IbstatPort(line=lineno, ca=ca.ca, port=int(pm.group(1)))
             res.records.append(port)
@@ -536,7 +546,7 @@ def parse_ibstat(text: str) -> ParseResult:
         elif _set_ca(ca, key, value):
             ca.end_line = lineno
         # anything else ("ibwarn: ...", unknown keys): ignored
-    if ca is not None:
+    if ca is not None and ca.ca:
         last_port = port
         if (ca.num_ports is not None and ports_seen < ca.num_ports) or (
             last_port is not None and last_port.port_guid is None

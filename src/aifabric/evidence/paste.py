@@ -283,7 +283,9 @@ _PREFIX = re.compile(
     r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
     r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
     r"|(?P<svc>[A-Za-z][\w.\-]{0,62})[ \t]+\|[ \t]?"  # docker compose: "web-1    | "
-    r"|(?P<quote>>[ \t]?|\+(?![+\d]))"  # a mail or markdown quote; a diff's added line
+    r"|(?P<quote>>[ \t]?|\+(?![+\d])|\#[ \t](?![ \t]*(?:nThread|Rank|Using|size|Out|Avg)\b))"
+    # a mail or markdown quote; a diff's added line; output kept in a script as comments
+    # ("#<TAB>Identifier : 0x03"), but not nccl-tests' own "# nThread"/"# Rank"/"# size" lines
     r")"
 )
 _TIMESTAMP = re.compile(
@@ -474,7 +476,12 @@ def _parse_paste(text: str, kind: str | None) -> list[Part]:
         for sub in subs
     ]
     kinds = {k for k in detected if k is not None}
-    if len(kinds) <= 1 and not any(sub.subject for sub in subs):
+    original = text.split("\n")
+    stripped = any(
+        sub.numbers and sub.lines and sub.lines[0] != original[sub.numbers[0] - 1]
+        for sub in subs
+    )  # a prefix (a quote, a comment mark) was removed: read the stripped lines, not the text
+    if len(kinds) <= 1 and not any(sub.subject for sub in subs) and not stripped:
         # one tool's output with commands around it: read it whole, as a capture of that tool
         if kinds:
             return [_whole(text, next(iter(kinds)))]

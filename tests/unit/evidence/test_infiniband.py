@@ -535,3 +535,30 @@ def test_iblinkinfo_width_glued_to_speed() -> None:
     (link,) = res.of_type(IbLink)
     assert not res.warnings
     assert (link.width, link.lane_speed_gbps, link.peer_lid, link.peer_port) == ("4X", 10.0, 3, 29)
+
+
+def test_ibstat_of_one_port_prints_its_fields_without_indentation() -> None:
+    """``ibstat mlx5_0 1``: infiniband-diags' ``ca_stat`` prints ``CA: 'mlx5_0'``, then
+    ``port_dump(port, alone=1)`` the ``Port 1:`` line and the fields with no indentation
+    (rdma-core v64.0, infiniband-diags/ibstat.c); also when the CA line was not pasted."""
+    from aifabric.evidence import parse_text  # noqa: PLC0415
+    from aifabric.evidence.infiniband import IbstatCA, IbstatPort  # noqa: PLC0415
+
+    fields = (
+        "Port 1:\nState: Active\nPhysical state: LinkUp\nRate: 100\nBase lid: 1\nLMC: 0\n"
+        "SM lid: 1\nCapability mask: 0x2659e848\nPort GUID: 0x0c42a10300ab1234\n"
+        "Link layer: InfiniBand\n"
+    )
+    text = "CA: 'mlx5_0'\n" + fields
+    assert detect_kind(text) == "ibstat"
+    result = parse_text(text, "ibstat")
+    assert [c.ca for c in result.of_type(IbstatCA)] == ["mlx5_0"]
+    [port] = result.of_type(IbstatPort)
+    assert (port.ca, port.port, port.active, port.rate_gbps, port.link_layer) == (
+        "mlx5_0", 1, True, 100.0, "InfiniBand",
+    )  # fmt: skip
+    assert not result.warnings
+    orphan = parse_text(fields, "ibstat")
+    assert not orphan.of_type(IbstatCA)
+    [p] = orphan.of_type(IbstatPort)
+    assert (p.ca, p.port, p.state, p.physical_state) == ("", 1, "Active", "LinkUp")

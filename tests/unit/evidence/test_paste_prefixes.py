@@ -119,3 +119,23 @@ def test_companion_needs_a_few_log_lines() -> None:
         "node1:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
     )
     assert [p.kind for p in parse_paste(text)] == ["nccl-tests"]
+
+
+def test_output_kept_in_a_script_as_comments_is_read() -> None:
+    """A script that keeps a tool's output as comments ("#<TAB>Identifier : 0x03 (SFP)"): the
+    comment prefix is stripped like a mail quote, and nccl-tests' own '#' lines are not."""
+    from aifabric.evidence.ethtool_module import TransceiverModule  # noqa: PLC0415
+
+    fix = Path(__file__).resolve().parents[2] / "fixtures" / "evidence" / "ethtool-module"
+    raw = next(iter(sorted(fix.glob("*/input.txt"))))
+    text = decode_capture(raw.read_bytes())
+    commented = "ethtool -m eth0\n" + "".join(f"#\t{line}\n" for line in text.splitlines())
+    parts = parse_paste(commented)
+    assert any(p.kind == "ethtool-module" and p.result is not None
+               and p.result.of_type(TransceiverModule) for p in parts)  # fmt: skip
+    header = (
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 "
+        "agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+        "#  Rank  0 Group  0 Pid  1 on node1 device  0 [0x1b] NVIDIA H100\n"
+    )
+    assert [p.kind for p in parse_paste(header)] == ["nccl-tests"]

@@ -123,7 +123,7 @@ def _ibstat_views(records: Sequence[Record]) -> list[tuple[IbstatPort, _PortView
         (
             r,
             _PortView(
-                r.ca,
+                r.ca or "the HCA",  # ibstat CA PORT pasted without its CA line
                 r.port,
                 r.state,
                 r.physical_state,
