@@ -14,6 +14,13 @@ a description line printed for several options at once (``ulimit -r -l``). A sin
 before it (``$ ulimit -l`` then ``unlimited``), since a lone number means nothing. ``-S``/``-H``
 in the command (``ulimit -Sa``, ``ulimit -Hl``) set ``scope``.
 
+Two other views of the same limits are read too, since users paste them to show what a running
+job really got: ``cat /proc/PID/limits`` (the kernel's ``proc_pid_limits()`` in
+``fs/proc/base.c``: a ``Limit  Soft Limit  Hard Limit  Units`` header, then ``Max locked memory
+65536  65536  bytes`` rows, one soft and one hard record each, values in the kernel's units) and
+``systemctl show UNIT`` (``LimitMEMLOCK=65536``, ``LimitMEMLOCKSoft=65536``, ``infinity``: the
+limits systemd gives a service such as slurmd or a container runtime, in bytes).
+
 Each limit → one :class:`ResourceLimit`. The units of the description and the block factor of the
 bash limits table give ``value_bytes`` for byte-sized limits (``kbytes`` → ×1024).
 
@@ -32,7 +39,7 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["BASH_LIMITS", "ResourceLimit", "parse_ulimit"]
+__all__ = ["BASH_LIMITS", "PROC_LIMITS", "SYSTEMD_LIMITS", "ResourceLimit", "parse_ulimit"]
 
 BASH_LIMITS: dict[str, tuple[str, str | None]] = {
     "P": ("number of pseudoterminals", None),
@@ -61,6 +68,24 @@ BASH_LIMITS: dict[str, tuple[str, str | None]] = {
 """bash's ``limits[]`` table: option → (description, units)."""
 
 _UNIT_BYTES = {"kbytes": 1024, "bytes": 1, "512 bytes": 512}
+
+PROC_LIMITS: dict[str, tuple[str, str | None]] = {
+    "Max cpu time": ("t", "seconds"), "Max file size": ("f", "bytes"),
+    "Max data size": ("d", "bytes"), "Max stack size": ("s", "bytes"),
+    "Max core file size": ("c", "bytes"), "Max resident set": ("m", "bytes"),
+    "Max processes": ("u", None), "Max open files": ("n", None),
+    "Max locked memory": ("l", "bytes"), "Max address space": ("v", "bytes"),
+    "Max file locks": ("x", None), "Max pending signals": ("i", None),
+    "Max msgqueue size": ("q", "bytes"), "Max nice priority": ("e", None),
+    "Max realtime priority": ("r", None), "Max realtime timeout": ("R", "microseconds"),
+}  # fmt: skip
+"""``/proc/PID/limits`` row names (``lnames[]`` in the kernel's fs/proc/base.c) → bash's option
+letter and the units the kernel prints the value in."""
+SYSTEMD_LIMITS: dict[str, tuple[str, str | None]] = {
+    "LimitMEMLOCK": ("l", "bytes"), "LimitNOFILE": ("n", None), "LimitNPROC": ("u", None),
+    "LimitSTACK": ("s", "bytes"), "LimitCORE": ("c", "bytes"), "LimitAS": ("v", "bytes"),
+}  # fmt: skip
+"""``systemctl show`` properties (systemd.exec(5), ``LimitX=`` hard and ``LimitXSoft=`` soft)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -101,7 +126,13 @@ _COMMAND_RE = re.compile(r"(?:^|[\s$#>%])ulimit((?:\s+-[A-Za-z]+)+)\s*$")
 _VALUE_RE = re.compile(r"^(unlimited|hard|soft|\d+)$")
 
 
-_GATE_RE = re.compile(r"\(-[A-Za-z]\)|, -[A-Za-z]\)|ulimit")
+_GATE_RE = re.compile(r"\(-[A-Za-z]\)|, -[A-Za-z]\)|ulimit|Max [a-z]|Limit[A-Z]")
+_PROC_ROW_RE = re.compile(
+    r"^(?P<name>Max [a-z]+(?: [a-z]+)*)\s{2,}(?P<soft>unlimited|\d+)\s+(?P<hard>unlimited|\d+)"
+    r"(?:\s+(?P<units>[a-z]+))?\s*$"
+)
+_PROC_HEADER_RE = re.compile(r"^Limit\s+Soft Limit\s+Hard Limit\s+Units\s*$")
+_SYSTEMD_RE = re.compile(r"^(?P<prop>Limit[A-Z]+?)(?P<soft>Soft)?=(?P<value>infinity|\d+)\s*$")
 
 
 def _detect(text: str) -> float:
@@ -109,7 +140,18 @@ def _detect(text: str) -> float:
         return 0.0
     hits = 0
     for line in text.splitlines():
-        if _LIMIT_RE.match(line.strip()):
+        stripped = line.strip()
+        if _PROC_HEADER_RE.match(stripped) or (
+            _PROC_ROW_RE.match(stripped) and stripped.startswith("Max locked memory")
+        ):
+            return 0.95
+        sm = _SYSTEMD_RE.match(stripped)
+        if sm is not None and sm.group("prop") in SYSTEMD_LIMITS:
+            hits += 1
+            if hits >= 2 or sm.group("prop") == "LimitMEMLOCK":
+                return 0.9
+            continue
+        if _LIMIT_RE.match(stripped):
             hits += 1
             if hits >= 3:
                 return 0.95
@@ -159,6 +201,33 @@ def parse_ulimit(text: str) -> ParseResult:
             letters = [c for c in flags if c not in "HS"]
             pending = letters[0] if len(letters) == 1 and letters[0] in BASH_LIMITS else None
             continue
+        if _PROC_HEADER_RE.match(line):
+            continue
+        pm = _PROC_ROW_RE.match(line)
+        if pm is not None and pm.group("name") in PROC_LIMITS:
+            opt, units = PROC_LIMITS[pm.group("name")]
+            for which in ("soft", "hard"):
+                value, unlimited = _value(pm.group(which))
+                res.records.append(ResourceLimit(
+                    line=lineno, option=opt, description=pm.group("name"), units=units,
+                    value=value, unlimited=unlimited, raw=pm.group(which), scope=which,
+                    command=command,
+                ))  # fmt: skip
+            pending = None
+            continue
+        sm = _SYSTEMD_RE.match(line)
+        if sm is not None and sm.group("prop") in SYSTEMD_LIMITS:
+            opt, units = SYSTEMD_LIMITS[sm.group("prop")]
+            raw_value = sm.group("value")
+            value, unlimited = _value("unlimited" if raw_value == "infinity" else raw_value)
+            res.records.append(ResourceLimit(
+                line=lineno, option=opt, description=sm.group("prop"), units=units, value=value,
+                unlimited=unlimited, raw=raw_value, scope="soft" if sm.group("soft") else "hard",
+                command=command,
+            ))  # fmt: skip
+            continue
+        if line.startswith("Limit") and "=" in line:
+            continue  # another systemd Limit property (LimitRTTIME=...): not a limit RDMA needs
         lm = _LIMIT_RE.match(line)
         if lm is not None:
             value, unlimited = _value(lm.group("value"))

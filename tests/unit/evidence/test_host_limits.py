@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -121,3 +123,53 @@ def test_inserted_noise_line_is_one_warning_at_most(name: str, where: int, noise
     lines.insert(min(where, len(lines)), noise)
     res = parse_ulimit("\n".join(lines))
     assert len(res.warnings) - len(c.parse().warnings) <= 1
+
+
+# /proc/PID/limits as the kernel prints it (fs/proc/base.c, proc_pid_limits(): "%-25s %-20s
+# %-20s %-10s" for the header and each row, the lnames[] names and units).
+_PROC = (
+    f"{'Limit':<25} {'Soft Limit':<20} {'Hard Limit':<20} {'Units':<10}\n"
+    f"{'Max cpu time':<25} {'unlimited':<20} {'unlimited':<20} {'seconds':<10}\n"
+    f"{'Max open files':<25} {'1024':<20} {'262144':<20} {'files':<10}\n"
+    f"{'Max locked memory':<25} {'65536':<20} {'65536':<20} {'bytes':<10}\n"
+    f"{'Max realtime timeout':<25} {'unlimited':<20} {'unlimited':<20} {'us':<10}\n"
+)
+
+
+def test_proc_pid_limits_soft_and_hard_in_the_kernels_units() -> None:
+    assert detect_kind(_PROC) == "ulimit"
+    res = parse_ulimit(_PROC)
+    assert not res.warnings
+    memlock = [r for r in res.of_type(ResourceLimit) if r.option == "l"]
+    assert [(r.scope, r.value, r.value_bytes, r.units) for r in memlock] == [
+        ("soft", 65536, 65536, "bytes"), ("hard", 65536, 65536, "bytes"),
+    ]  # fmt: skip
+    nofile = {r.scope: r.value for r in res.of_type(ResourceLimit) if r.option == "n"}
+    assert nofile == {"soft": 1024, "hard": 262144}
+    assert all(r.unlimited for r in res.of_type(ResourceLimit) if r.option == "t")
+
+
+def test_systemd_limit_properties() -> None:
+    """``systemctl show slurmd`` (systemd.exec(5)): LimitX= is the hard limit, LimitXSoft= the
+    soft one, in bytes for memory; ``infinity`` is unlimited."""
+    text = (
+        "LimitMEMLOCK=infinity\nLimitMEMLOCKSoft=65536\nLimitNOFILE=524288\n"
+        "LimitRTTIME=infinity\n"
+    )
+    assert detect_kind(text) == "ulimit"
+    res = parse_ulimit(text)
+    assert not res.warnings
+    got = [(r.option, r.scope, r.unlimited, r.value_bytes) for r in res.of_type(ResourceLimit)]
+    assert got == [
+        ("l", "hard", True, None), ("l", "soft", False, 65536), ("n", "hard", False, None),
+    ]  # fmt: skip
+
+
+def test_memlock_verdict_reads_bytes_as_kbytes(tmp_path: Path) -> None:
+    from aifabric.checks.diagnose.engine import diagnose, load_evidence  # noqa: PLC0415
+
+    path = tmp_path / "limits"
+    path.write_text(_PROC, encoding="utf-8")
+    findings = diagnose(load_evidence([path])).findings
+    memlock = [f for f in findings if f.check == "diagnose.memlock-limited"]
+    assert memlock and "64 kbytes" in memlock[0].message and memlock[0].severity == "error"

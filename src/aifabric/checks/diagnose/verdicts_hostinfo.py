@@ -454,7 +454,8 @@ def _ulimit(rec: Record, ev: Evidence) -> Iterator[Verdict]:
 
 
 def _memlock(rec: ResourceLimit) -> Verdict:
-    kb = rec.value or 0
+    # kbytes as ulimit prints them; /proc/PID/limits and systemd give bytes
+    kb = rec.value_bytes // 1024 if rec.value_bytes is not None else rec.value or 0
     tiny = kb <= MEMLOCK_ERROR_KB
     return Verdict(
         id="diagnose.memlock-limited",
