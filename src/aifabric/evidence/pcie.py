@@ -158,8 +158,12 @@ _MPS_RE = re.compile(r"MaxPayload\s+(?P<mps>\d+)\s+bytes(?:,\s*MaxReadReq\s+(?P<
 _FLAG_RE = re.compile(
     r"(?<![\w.])(?:(?![A-Za-z])[\w.])*+(?P<name>[A-Za-z][\w.]*+)(?P<v>[+-])(?=\s|,|$)"
 )
-_LINK_KEYS = frozenset({"LnkCap", "LnkSta", "LnkCap2", "LnkSta2", "LnkCtl2", "ACSCap", "ACSCtl"})
-"""Fields a ``| grep`` excerpt keeps: read even when the paste lost their indentation."""
+_LINK_KEYS = frozenset({
+    "LnkCap", "LnkSta", "LnkCap2", "LnkSta2", "LnkCtl2", "ACSCap", "ACSCtl", "DevCap", "DevCtl",
+})  # fmt: skip
+"""Fields a ``| grep`` excerpt keeps: read even when the paste lost their indentation (or a
+documentation block's common indentation was removed). ``DevCtl`` carries MaxPayload and
+MaxReadReq on its continuation line, which NIC tuning guides ask to check."""
 _FIELD_RE = re.compile(r"^\s+(?P<key>[A-Za-z][\w ]*?\d?):\s*(?P<val>.*)$")
 # the blanks before "[code]" are read from the start of their run only (or right after the first
 # character), so the lazy class name does not rescan a long run of blanks at every character
@@ -364,6 +368,8 @@ def _detect_lspci(text: str) -> float:
         "Capabilities: [" in text or "Kernel driver" in text or "Control: I/O" in text
     ):
         return 0.85
+    if "DevCtl:" in text and "MaxReadReq" in text:
+        return 0.9  # lspci -vvv | grep -A/-C DevCtl: only lspci prints these together
     if "Kernel driver in use:" in text or "ACSCtl:" in text:
         return 0.5
     return 0.0

@@ -389,3 +389,17 @@ def test_lspci_indent_shifts_nothing(spaces: int, cls: str) -> None:
         b.speed_downgraded,
         b.acs_redirect,
     )
+
+
+def test_devctl_grep_excerpt_in_an_indented_block() -> None:
+    """``lspci -vvv | grep DevCtl: -C 2`` kept in an indented documentation block: the DevCap and
+    DevCtl fields (and DevCtl's MaxPayload/MaxReadReq continuation) are read without a device
+    line; values read by hand from the capture."""
+    from aifabric.evidence.pcie import PciDevice  # noqa: PLC0415
+
+    name = "rocm-docs-devctl-maxreadreq"
+    assert detect_kind(case("lspci", name).text()) == "lspci"
+    [dev] = load("lspci", name).of_type(PciDevice)
+    assert (dev.max_payload_cap_bytes, dev.max_payload_bytes, dev.max_read_request_bytes) == (
+        512, 512, 4096,
+    )  # fmt: skip
