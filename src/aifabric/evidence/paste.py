@@ -61,8 +61,8 @@ KNOWN_COMMANDS = frozenset(
         "show_gids", "iblinkinfo", "ibnetdiscover", "ibdiagnet", "ibping", "ibportstate",
         "perfquery", "lspci", "dmesg", "journalctl", "ip", "ifconfig", "ping", "ping6",
         "tracepath", "traceroute", "tc", "mlnx_qos", "mlxlink", "mlxconfig", "mlxfwmanager",
-        "mst", "mlxreg", "nvidia-smi", "rdma", "ucx_info", "ucx_perftest", "ulimit", "cat",
-        "grep", "egrep", "sudo", "mpirun", "mpiexec", "srun", "sbatch", "torchrun", "python",
+        "mstconfig", "mst", "mlxreg", "nvidia-smi", "rdma", "ucx_info", "ucx_perftest", "ulimit",
+        "cat", "grep", "egrep", "sudo", "mpirun", "mpiexec", "srun", "sbatch", "torchrun", "python",
         "python3", "deepspeed", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat",
         "ib_read_lat", "ib_send_lat", "all_reduce_perf", "all_gather_perf", "reduce_scatter_perf",
         "alltoall_perf", "broadcast_perf", "sendrecv_perf", "reduce_perf", "show", "sonic-cfggen",
@@ -72,7 +72,7 @@ KNOWN_COMMANDS = frozenset(
         "vtysh", "ss", "netstat", "iperf3", "iperf", "tail", "head", "less", "more", "pfcstat",
         "portstat", "pfcwd", "ecnconfig", "lldpctl", "systemctl", "ibswitches", "ibhosts",
         "sminfo", "ibqueryerrors", "ibcheckerrors", "rping", "udaddy", "ucmatose", "qperf",
-        "nccl-tests",
+        "nccl-tests", "flint", "mstflint",
     }
 )
 """First words that make ``# cmd``, ``> cmd`` and ``host# cmd`` a prompt rather than text."""

@@ -74,6 +74,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "cumulus_traffic",
     "switch_counters",
     "mlxlink",
+    "mlxconfig",
     "sonic_transceiver",
     "sonic_interfaces",
     "rdma_tools",

@@ -188,12 +188,15 @@ _ERRORISH = re.compile(
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
     r"|No such)\b"
     r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
+    r"|(?:^|\s)-E- "
 )
 """What makes a line look like an error: its words, as programs print them, or the E (error)
 and F (fatal) severity prefix of the glog/klog line format ``Lmmdd hh:mm:ss.uuuuuu tid
 file:line] msg`` (Mooncake, Kubernetes components and device plug-ins, PyTorch elastic): a line
 such a program logs at error level is an error whatever its words. W (warning) lines are not
-taken: torchrun prints its routine OMP_NUM_THREADS notice at that level."""
+taken: torchrun prints its routine OMP_NUM_THREADS notice at that level. ``-E- `` is the error
+prefix of every NVIDIA MFT/mstflint tool (mlxconfig, mlxlink, flint, mst: ``printf("-E- %s\\n",
+...)`` in mstflint); their ``-W-``/``-I-`` lines are notes."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
