@@ -190,11 +190,23 @@ def _parse_json(text: str, result: ParseResult) -> None:
 
 
 _AF_RE = re.compile(r"^(IPv[46] \w+|L2VPN EVPN|VPNv[46] \w+)\s+Summary(?:\s+\(VRF (\S+)\))?:")
-_ID_RE = re.compile(r"^BGP router identifier (\S+), local AS number (\S+)")
+_ID_RE = re.compile(r"^(?:BGP router|Router) identifier (\S+), local AS number (\S+)")
+"""FRR ``BGP router identifier A, local AS number N``; Arista EOS ``Router identifier A, ...``."""
+_EOS_HEADER_RE = re.compile(
+    r"^(?:Description\s+)?Neighbor\s+V\s+AS\s+MsgRcvd\s+MsgSent\s+InQ\s+OutQ\s+Up/Down\s+"
+    r"State\s+PfxRcd\s+PfxAcc\b"
+)
+"""Arista EOS ``show ip bgp summary``: no TblVer column, the state and the prefix counts in
+columns of their own (``Estab`` for Established)."""
+_EOS_DETECT_RE = re.compile(
+    r"(?m)^[ \t]*+(?:Description[ \t]++)?Neighbor[ \t]++V[ \t]++AS[ \t]++MsgRcvd[ \t]++MsgSent"
+    r"[ \t]++InQ[ \t]++OutQ[ \t]++Up/Down[ \t]++State[ \t]++PfxRcd[ \t]++PfxAcc\b"
+)
+_EOS_STATES = {"Estab": "Established", "OpenSent": "OpenSent", "OpenConfirm": "OpenConfirm"}
 _SHOW_CMD_RE = re.compile(r"[$#>] ?show (?:ip |ipv6 )?bgp\b")
 _HEADER_RE = re.compile(r"^Neighbh?or\s+V\s+AS\s")
 """The table header; SONiC's ``show ip bgp summary`` wrapper prints it as ``Neighbhor``."""
-_PROMPT_RE = re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>] ?(?:show|do show)\b")
+_PROMPT_RE = re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>] ?(?:show|do show|exit|end|terminal)\b")
 """A router prompt with the command (``leaf01# show bgp summary``)."""
 _STATE_WORDS = frozenset(
     {"Idle", "Connect", "Active", "OpenSent", "OpenConfirm", "Established", "Clearing",
@@ -204,6 +216,7 @@ _SKIP = (
     "BGP table version", "RIB entries", "Peers ", "Peer groups", "Total number of neighbors",
     "Displayed neighbors", "Dampening", "Max-med", "% No BGP", "No ", "*", "Read-only mode",
     "Update delay", "% BGP instance", "Unknown command", "BGP", "Estimated",
+    "Neighbor Status Codes",
 )  # fmt: skip
 
 
@@ -245,10 +258,30 @@ def _row(tokens: list[str], lineno: int, af: str | None, vrf: str | None,
     )  # fmt: skip
 
 
+def _eos_row(tokens: list[str], lineno: int, vrf: str | None, rid: str | None,
+             local_as: int | None) -> BgpPeer | None:
+    """EOS ``name V AS MsgRcvd MsgSent InQ OutQ Up/Down State [PfxRcd PfxAcc]``."""
+    if len(tokens) < 9 or tokens[1] != "4" or not all(t.isdecimal() for t in tokens[3:7]):
+        return None
+    raw_state = tokens[8]
+    base = raw_state.split("(", 1)[0]
+    state = _EOS_STATES.get(base, base)
+    pfx = tokens[9] if len(tokens) > 9 and tokens[9].isdecimal() else None
+    return BgpPeer(
+        line=lineno, peer=tokens[0], hostname=None, address_family=None, vrf=vrf,
+        router_id=rid, local_as=local_as,
+        remote_as=int(tokens[2]) if tokens[2].isdecimal() else None, state=state,
+        uptime=tokens[7], prefixes_received=int(pfx) if pfx is not None else None,
+        prefixes_sent=None, msgs_received=int(tokens[3]), msgs_sent=int(tokens[4]),
+        inq=int(tokens[5]), outq=int(tokens[6]), description=None,
+    )  # fmt: skip
+
+
 def _parse_text(text: str, result: ParseResult) -> None:
     af = vrf = rid = None
     local_as: int | None = None
     in_table = False
+    eos = False
     pending: tuple[int, str] | None = None
     summary: BgpSummary | None = None
     total_seen: set[int] = set()
@@ -270,8 +303,11 @@ def _parse_text(text: str, result: ParseResult) -> None:
         if summary is not None and (m := _TOTAL_RE.match(stripped)) is not None:
             summary.neighbors = int(m.group(1))
             total_seen.add(id(summary))
+        if _EOS_HEADER_RE.match(stripped) is not None:
+            in_table, eos = True, True
+            continue
         if _HEADER_RE.match(stripped) is not None:
-            in_table = True
+            in_table, eos = True, False
             continue
         if (stripped.startswith(_SKIP) or stripped.startswith(("$ ", "# ")) or "vtysh" in line
                 or _PROMPT_RE.match(stripped) is not None or _SHOW_CMD_RE.search(stripped)
@@ -280,7 +316,7 @@ def _parse_text(text: str, result: ParseResult) -> None:
             continue
         if in_table:
             tokens = stripped.split()
-            if len(tokens) == 1 and not line[:1].isspace():
+            if len(tokens) == 1 and not line[:1].isspace() and not eos:
                 pending = (lineno, tokens[0])  # a long name: the row goes on on the next line
                 continue
             if pending is not None and line[:1].isspace():
@@ -291,7 +327,11 @@ def _parse_text(text: str, result: ParseResult) -> None:
                     result.warn(pending[0], "unrecognised line in show bgp summary", pending[1])
                 start = lineno
             pending = None
-            rec = _row(tokens, start, af, vrf, rid, local_as)
+            rec = (
+                _eos_row(tokens, start, vrf, rid, local_as)
+                if eos
+                else _row(tokens, start, af, vrf, rid, local_as)
+            )
             if rec is not None:
                 rec.end_line = lineno if lineno != start else None
                 result.records.append(rec)
@@ -313,6 +353,8 @@ def _detect(text: str) -> float:
     if '"peers"' in head and '"remoteAs"' in head and '"state"' in head:
         return 0.9
     if "State/PfxRcd" in head and ("Neighbor" in head or "Neighbhor" in head):
+        return 0.95
+    if "PfxAcc" in head and _EOS_DETECT_RE.search(head) is not None:
         return 0.95
     if "BGP router identifier" in head and "local AS number" in head:
         return 0.6

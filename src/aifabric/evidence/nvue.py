@@ -150,6 +150,7 @@ def _bytes_of(raw: str) -> tuple[float | None, int | None]:
 def parse_nvue(text: str) -> ParseResult:
     """Parse NVUE show output (table, JSON or YAML) into QoS records."""
     result = ParseResult(kind="nvue")
+    text = _blank_command_lines(text)
     first = _first_content(text)
     if first.startswith(("{", "[")) or first.startswith(("- set:", "- unset:", "- header:")):
         _structured(text, result)
@@ -160,6 +161,24 @@ def parse_nvue(text: str) -> ParseResult:
 
 # --------------------------------------------------------------------------------------------
 # text tables
+
+
+_NV_COMMAND_RE = re.compile(r"(?:^|[$#>][ \t]*)(?:sudo[ \t]+)?nv[ \t]+(?:show|config)\b")
+
+
+def _blank_command_lines(text: str) -> str:
+    """``text`` with the ``nv show ... -o json`` command line(s) above a JSON/YAML document
+    blanked (line numbers kept), so that the document is read as one; other text unchanged."""
+    head = text[:4096].split("\n")
+    for k, line in enumerate(head):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not _NV_COMMAND_RE.search(stripped):
+            if k and stripped.startswith(("{", "[")):
+                return "\n" * k + text.split("\n", k)[k]
+            return text
+    return text
 
 
 def _spans(dash: str) -> list[tuple[int, int]]:

@@ -104,6 +104,25 @@ _KNOWN_ONLY = (
 )
 
 
+BARE_COMMANDS = (
+    "ibstat", "ibstatus", "ibv_devinfo", "ibv_devices", "ibdev2netdev", "show_gids",
+    "iblinkinfo", "perfquery", "ibqueryerrors", "lspci", "ethtool", "rdma", "mlnx_qos",
+    "mlxlink", "mlxconfig", "mstconfig", "nvidia-smi", "ucx_info", "ucx_perftest", "ulimit",
+    "ofed_info", "lsmod", "dmesg", "ifconfig", "show", "ib_write_bw", "ib_read_bw",
+    "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat", "all_reduce_perf",
+    "all_gather_perf", "alltoall_perf", "reduce_scatter_perf", "sendrecv_perf",
+)
+"""Tools whose command line, typed bare (no prompt) above its output, starts a new tool's
+output: a collection script's transcript (``rdma link show`` / output / ``ibstat`` / output).
+Words that open lines of other tools' output or configs (``ip``, ``tc``, ``sysctl``, ``cat``)
+are left out."""
+_BARE_RE = re.compile(
+    r"^[ \t]*+(?:sudo[ \t]+)?(?P<cmd>(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS)
+    + r")(?:[ \t]++[^\s]++)*+)[ \t]*$",
+    re.MULTILINE,
+)
+
+
 def _command_word(cmd: str) -> str:
     words = cmd.split()
     while words and (words[0] in ("sudo", "time", "env") or "=" in words[0]):
@@ -183,7 +202,29 @@ def _boundaries(text: str) -> dict[int, str | None]:
         cmd = _prompt(line)
         if cmd is not None:
             boundaries[idx] = cmd
+    _bare_boundaries(text, boundaries)
     return boundaries
+
+
+def _bare_boundaries(text: str, boundaries: dict[int, str | None]) -> None:
+    """Add the bare command lines of :data:`BARE_COMMANDS` that output follows: the next
+    non-blank line is neither another bare command nor a ``#`` comment (a script's lines are
+    commands one after another, and stay one block)."""
+    if not any(c in text for c in BARE_COMMANDS):
+        return
+    lines: list[str] | None = None
+    idx, pos = 0, 0
+    for m in _BARE_RE.finditer(text):
+        idx += text.count("\n", pos, m.start())
+        pos = m.start()
+        if idx in boundaries:
+            continue
+        if lines is None:
+            lines = text.split("\n")
+        nxt = next((x.strip() for x in lines[idx + 1 : idx + 40] if x.strip()), None)
+        if nxt is None or nxt.startswith("#") or _BARE_RE.match(nxt) or _prompt(nxt) is not None:
+            continue
+        boundaries[idx] = m.group("cmd").strip()
 
 
 def prompt_lines(text: str) -> frozenset[int]:

@@ -89,6 +89,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "iperf3",
     "frr",
     "netfilter",
+    "shm",
     # last: key = value lines, detected only when most lines are sysctl names
     "sysctl",
 )

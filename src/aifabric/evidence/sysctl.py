@@ -47,7 +47,8 @@ _ANY_KEY_RE = re.compile(rf"^\s*{_TOP}\.[\w.\-/:@+]+\s*=", re.MULTILINE)
 detector's cheap first test."""
 _VALUE_RE = re.compile(r"^[\w.,:/+@=\- \t]*$")
 """What a /proc/sys value looks like (numbers, words, addresses, ranges)."""
-_PROMPT_RE = re.compile(r"^(?:\S*[$#]\s|\$$|#$)")
+_PROMPT_RE = re.compile(r"^(?:[\w@.~:/\-\[\]()]*[$#]\s|\$$|#$)")
+"""A shell prompt: what stands before ``$``/``#`` is a user, host, path or venv, never ``%``."""
 
 
 @dataclass(slots=True, kw_only=True)

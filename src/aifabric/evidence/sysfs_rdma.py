@@ -68,6 +68,8 @@ class SysfsRdmaPort(Record):
     """Active width × speed in Gb/s (``100 Gb/sec (4X EDR)`` → 100.0)."""
     lid: int | None = None
     """Port LID (0 on RoCE ports)."""
+    pkeys: dict[int, int] = field(default_factory=dict)
+    """P_Key table slot → P_Key (``pkeys/<i>``; 0xffff the full-member default partition)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,6 +104,16 @@ _DETECT_RE = re.compile(
     r"/infiniband/[^/\s]+/ports/\d+/"
     r"(?:gids/\d+:|gid_attrs/|state:|phys_state:|link_layer:|rate:|lid:)"
 )
+_CAT_RE = re.compile(r"\bcat[ \t]+(?P<path>\S*/infiniband/(?P<rel>[^\s*?\[\]]+?))[ \t]*$")
+"""``cat /sys/class/infiniband/DEV/ports/N/FILE`` (one file, no glob): its output on the next
+line is that file's value, read as the ``path:value`` line ``grep -H`` would have printed."""
+_CAT_VALUE_RE = re.compile(r"^[\w.:/()]+(?: [\w.:/()]+){0,3}$")
+"""What one sysfs port file holds (``4: ACTIVE``, ``0x8004``, ``RoCE v2``, ``100 Gb/sec (4X
+EDR)``, a GID): anything else after a ``cat`` is not its value."""
+_CAT_DETECT_RE = re.compile(
+    r"(?m)\bcat[ \t]+\S*/infiniband/[^/\s]+/ports/\d+/"
+    r"(?:gids/\d+|gid_attrs/\S+|state|phys_state|link_layer|rate|lid|pkeys/\d+)[ \t]*$"
+)
 _GID_TYPES = frozenset({"RoCE v2", "IB/RoCE v1"})
 _PORT_ATTRS = frozenset({"state", "phys_state", "link_layer", "rate", "lid"})
 _OTHER_PORT_FILES = frozenset({"sm_lid", "sm_sl", "cap_mask", "lid_mask_count", "has_smi"})
@@ -111,7 +123,7 @@ _COUNTER_DIRS = frozenset({"counters", "hw_counters"})
 def _detect(text: str) -> float:
     if "/infiniband" not in text:
         return 0.0
-    if _DETECT_RE.search(text):
+    if _DETECT_RE.search(text) or _CAT_DETECT_RE.search(text):
         return 0.95
     return 0.9 if _LS_RE.search(text) else 0.0
 
@@ -221,6 +233,14 @@ class _State:
         if no > rec.line:
             rec.end_line = no
 
+    def pkey_line(self, no: int, dev: str, port: int, index: int, pkey: int) -> None:
+        rec = self.ports.get((dev, port))
+        if rec is None:
+            rec = self.ports[(dev, port)] = SysfsRdmaPort(line=no, device=dev, port=port)
+        rec.pkeys[index] = pkey
+        if no > rec.line:
+            rec.end_line = no
+
     def gid_line(
         self, no: int, key: tuple[str, int, int], what: str, value: str, line: str
     ) -> None:
@@ -290,7 +310,7 @@ class _State:
 
 
 def _any_attr(rec: SysfsRdmaPort) -> bool:
-    return any(
+    return bool(rec.pkeys) or any(
         v is not None for v in (rec.state, rec.phys_state, rec.link_layer, rec.rate_gbps, rec.lid)
     )
 
@@ -338,8 +358,11 @@ def _on_path(st: _State, no: int, line: str, rel: str, value: str | None) -> Non
         else:
             st.gid_line(no, (dev, port, idx), sub, value, line)
     elif top == "pkeys" and sub is not None and leaf is None:
-        if not _HEX_RE.match(value):
+        idx = _index(sub)
+        if not _HEX_RE.match(value) or idx is None:
             st.res.warn(no, "pkey value not in the kernel's sysfs format", line)
+        else:
+            st.pkey_line(no, dev, port, idx, int(value, 16))
     elif sub is None and top in _OTHER_PORT_FILES:
         pass  # known port files that are no record field
     # other port files (driver extensions): skipped
@@ -357,6 +380,8 @@ def parse_sysfs_infiniband(text: str) -> ParseResult:
     st = _State(res)
     lines = text.splitlines()
     skip_to = 0
+    consumed: set[int] = set()
+    """1-based lines read as the value of a ``cat`` above them."""
     for no, raw in enumerate(lines, 1):
         if no <= skip_to:
             continue
@@ -365,6 +390,23 @@ def parse_sysfs_infiniband(text: str) -> ParseResult:
             continue
         if _LS_RE.match(line):
             skip_to = _ls_listing(lines, no - 1, res)
+            continue
+        if no in consumed:
+            continue
+        cat = _CAT_RE.search(line)
+        if cat is not None:
+            # the value is the next line that can be one (a stray line between is warned of
+            # in its turn); another command or path line first means the file printed nothing
+            for j in range(no, min(no + 3, len(lines))):
+                printed = lines[j].strip()
+                if not printed:
+                    continue
+                if "/infiniband/" in printed or _COMMAND_RE.search(printed):
+                    break
+                if _CAT_VALUE_RE.match(printed):
+                    _on_path(st, j + 1, printed, cat.group("rel"), printed)
+                    consumed.add(j + 1)
+                    break
             continue
         at = line.find("/infiniband/")
         if at < 0:

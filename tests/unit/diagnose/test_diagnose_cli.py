@@ -112,3 +112,26 @@ def test_parse_shows_the_parts_of_a_paste(tmp_path: Path) -> None:
     assert [s["kind"] for s in doc["segments"]][:2] == ["ibstat", "ulimit"]
     port = next(r for r in doc["records"] if r["type"] == "ibstat_port")
     assert port["state"] == "Down" and port["line"] == 5
+
+
+# vLLM logs an exception once, each line of its traceback under the same prefix (as pasted in
+# llm-d/llm-d#352): one log record, one "not recognised" finding; another record is another
+_VLLM = (
+    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] WorkerProc failed to start.\n"
+    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] Traceback (most recent call"
+    " last):\n"
+    'ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597]   File "/app/x.py", line 5\n'
+    "ERROR 10-13 09:06:26 [v1/engine/core.py:120] EngineCore failed to start.\n"
+)
+
+
+def test_one_logged_record_over_several_lines_is_one_unrecognised_finding(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text(_VLLM, encoding="utf-8")
+    res = run_cli("diagnose", str(log), "-F", "json")
+    unrec = [f for f in res.json()["findings"] if f["check"] == "diagnose.unrecognised-line"]
+    assert len(unrec) == 2, [f["message"] for f in unrec]
+    assert "WorkerProc failed to start. (3 lines like it)" in unrec[0]["message"]
+    assert "EngineCore failed to start." in unrec[1]["message"]

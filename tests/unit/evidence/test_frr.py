@@ -197,3 +197,17 @@ def test_an_empty_neighbor_table_is_a_summary_with_no_neighbors() -> None:
     assert (s.router_id, s.local_as, s.neighbors, s.line) == ("10.0.0.1", 65001, 0, 2)
     assert not result.of_type(BgpPeer)
     assert [w.message for w in result.warnings] == ["no BGP neighbor in this summary"]
+
+
+def test_arista_eos_summary_columns() -> None:
+    # EOS: no TblVer column, "Estab" for Established, PfxRcd/PfxAcc columns of their own
+    peers = _peers("eos-sonic-mgmt-5592-veos-active")
+    got = [(p.peer, p.remote_as, p.state, p.prefixes_received, p.uptime, p.line) for p in peers]
+    assert got == [
+        ("10.0.0.0", 64601, "Established", 2, "00:00:25", 6),
+        ("10.10.246.254", 64802, "Active", None, "00:02:36", 7),
+    ]  # fmt: skip
+    assert (peers[0].msgs_received, peers[0].msgs_sent, peers[0].inq, peers[0].outq) == (
+        40, 172, 0, 0,
+    )  # fmt: skip
+    assert peers[0].router_id == "100.1.0.1" and peers[0].local_as == 64802

@@ -139,3 +139,26 @@ def test_output_kept_in_a_script_as_comments_is_read() -> None:
         "#  Rank  0 Group  0 Pid  1 on node1 device  0 [0x1b] NVIDIA H100\n"
     )
     assert [p.kind for p in parse_paste(header)] == ["nccl-tests"]
+
+
+def test_bare_command_lines_split_a_script_transcript() -> None:
+    # "rdma link show" / output / "rdma dev" / output / "ibstat" / output, no prompts
+    parts, _ = _parts("rdma-link-bare-commands-bnxt")
+    kinds = {p.kind for p in parts if p.result is not None and p.result.records}
+    assert {"rdma-link", "ibstat"} <= kinds
+    links = [r for p in parts if p.kind == "rdma-link" and p.result for r in p.result.records]
+    assert [(r.device, r.state, r.line) for r in links] == [
+        ("bnxt_re0", "ACTIVE", 5), ("bnxt_re1", "DOWN", 6),
+    ]  # fmt: skip
+
+
+def test_a_provisioning_script_stays_one_block() -> None:
+    # commands one after another (no output between them) are no boundaries
+    script = (
+        "mlnx_qos -i eth2 --trust dscp\n"
+        "mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0\n"
+        "ethtool -A eth2 rx off tx off\n"
+        "ulimit -l unlimited\n"
+    )
+    parts = parse_paste(script)
+    assert len(parts) == 1

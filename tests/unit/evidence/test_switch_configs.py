@@ -618,3 +618,11 @@ _TOKENS = st.sampled_from(
 def test_parsers_never_raise(kind: str, lines: list[str]) -> None:
     result = parse_text("\n".join(lines), kind)
     assert result.kind == kind
+
+
+def test_nvue_json_after_its_command_line() -> None:
+    res = load("nvue", "cumulus-ref-advance-buffer-config-json-prompt")
+    assert not res.warnings
+    keys = {r.key: r.value for r in res.records if isinstance(r, QosSetting)}
+    assert keys["default-global.egress-pool.0.memory-percent"] == "100"
+    assert keys["default-global.egress-pool.0.mode"] == "dynamic"

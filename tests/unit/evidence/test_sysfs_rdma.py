@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,8 @@ def test_fixture_detects_and_warns_as_documented(c: Case) -> None:
     res = c.parse()
     if c.text().lstrip("$#> ").startswith("ls"):  # ls /sys/class/infiniband: device names only
         assert res.of_type(SysfsRdmaDevices)
+    elif "/pkeys/" in c.text() and "/gids/" not in c.text():  # a P_Key table only
+        assert res.of_type(SysfsRdmaPort)
     else:
         assert res.of_type(SysfsRdmaPort) and res.of_type(SysfsGid)
     assert len(res.warnings) == c.meta.get("warnings", 0), [str(w) for w in res.warnings]
@@ -44,7 +48,7 @@ def test_roce_port_and_rocev2_ipv4_gid_index_3() -> None:
         "LinkUp",
     )
     assert (port.link_layer, port.rate_gbps, port.lid) == ("Ethernet", 100.0, 0)
-    assert (port.line, port.end_line) == (11, 46)  # link_layer first, phys_state last
+    assert (port.line, port.end_line) == (10, 46)  # pkeys/0 first, phys_state last
     gids = {g.index: g for g in res.of_type(SysfsGid)}
     assert sorted(gids) == [0, 1, 2, 3]  # 4-7 are all zero: unused slots are no records
     v2 = [g for g in gids.values() if g.gid_type == "RoCE v2" and g.ipv4]
@@ -209,3 +213,39 @@ def test_ipv4_mapped_gid_round_trip(index: int, addr: object, gid_type: str, nde
         ndev,
         str(addr),
     )
+
+
+def test_cat_of_one_sysfs_file_reads_the_value_on_the_next_line() -> None:
+    res = load(KIND, "nc24rsv3-cat-pkeys-two-vms")
+    (port,) = res.of_type(SysfsRdmaPort)
+    # both VMs print mlx4_0 port 1: the second VM's values are the ones kept (0x8005, 0x7fff)
+    assert (port.device, port.port, port.pkeys) == ("mlx4_0", 1, {0: 0x8005, 1: 0x7FFF})
+    assert port.state is None and not res.warnings
+
+
+def test_cat_of_state_and_gid_type_are_judged(tmp_path: Path) -> None:
+    # kernel sysfs.c formats: state "%d: %s", gid_attrs/types "RoCE v2"
+    text = (
+        "$ cat /sys/class/infiniband/mlx5_0/ports/1/state\n"
+        "1: DOWN\n"
+        "$ cat /sys/class/infiniband/mlx5_0/ports/1/phys_state\n"
+        "3: Disabled\n"
+        "$ cat /sys/class/infiniband/mlx5_0/ports/1/gid_attrs/types/3\n"
+        "RoCE v2\n"
+        "$ cat /sys/class/infiniband/mlx5_0/ports/1/gids/3\n"
+        "0000:0000:0000:0000:0000:ffff:0a00:0001\n"
+    )
+    assert detect_kind(text) == KIND
+    res = parse_sysfs_infiniband(text)
+    (port,) = res.of_type(SysfsRdmaPort)
+    assert (port.state, port.phys_state) == ("DOWN", "Disabled")
+    (gid,) = res.of_type(SysfsGid)
+    assert (gid.index, gid.gid_type, gid.ipv4) == (3, "RoCE v2", "10.0.0.1")
+    from aifabric.checks.diagnose.engine import diagnose, load_evidence  # noqa: PLC0415
+
+    path = tmp_path / "sysfs.txt"
+    path.write_text(text, encoding="utf-8")
+    found = {(f.check, f.severity) for f in diagnose(load_evidence([path])).findings}
+    assert ("diagnose.ib-port-down", "warning") in found or (
+        "diagnose.ib-port-down", "error"
+    ) in found, found

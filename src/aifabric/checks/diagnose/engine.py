@@ -731,14 +731,42 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
     return out
 
 
+_RECORD_PREFIX = re.compile(r"^(?=[^\]]{0,80}\d)[^\]]{0,80}\]")
+"""A logger's prefix up to its first ``]`` when it holds a digit (a time or a source line):
+``ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597]`` (vLLM),
+``[2025-04-19 14:15:23,982 E 528 5383]`` (Ray/glog-style)."""
+
+
+def _record_prefix(text: str) -> str | None:
+    m = _RECORD_PREFIX.match(text)
+    return m.group() if m is not None else None
+
+
 def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
     """Error-looking lines that nothing explained: one finding per distinct message."""
     by_subject: dict[str, dict[str, list[Suspect]]] = defaultdict(lambda: defaultdict(list))
+    prev: tuple[Suspect, str] | None = None
+    """The last suspect kept and its group key: the next line continues its log record when it
+    carries the same logger prefix (:func:`_record_prefix`)."""
     for s in ev.suspects:
         if (s.file.path, s.line) in explained:
             continue
+        prefix = _record_prefix(s.text)
+        if (
+            prev is not None
+            and prefix is not None
+            and prev[0].file is s.file
+            and prev[0].line == s.line - 1
+            and _record_prefix(prev[0].text) == prefix
+        ):
+            # one log record printed over several lines (a traceback logged with
+            # logger.exception): the lines after the first are the same finding
+            by_subject[s.file.subject][prev[1]].append(s)
+            prev = (s, prev[1])
+            continue
         key = _NORMALISE.sub("#", s.text)[:200]
         by_subject[s.file.subject][key].append(s)
+        prev = (s, key)
     out: list[Finding] = []
     for subject, groups in by_subject.items():
         ranked = sorted(groups.values(), key=lambda g: (g[0].file.path, g[0].line))

@@ -129,6 +129,10 @@ _TAIL_DROP_QDISCS = frozenset({"pfifo", "bfifo", "pfifo_fast", "pfifo_head_drop"
 _LEAF_CLASSES = frozenset({"htb", "hfsc"})
 
 _FRR_BGP = "https://docs.frrouting.org/en/stable-8.4/bgp.html"
+_CISCO_BGP_MTU = (
+    "https://www.cisco.com/c/en/us/support/docs/ip/border-gateway-protocol-bgp/"
+    "116377-troubleshoot-bgp-mtu.html"
+)
 _FRR_VTY = "https://github.com/FRRouting/frr/blob/frr-8.4.4/bgpd/bgp_vty.c"
 _IPERF = "https://github.com/esnet/iperf"
 _IP_SYSCTL = "https://docs.kernel.org/networking/ip-sysctl.html"
@@ -189,14 +193,19 @@ def _bgp_peer(rec: Record, ev: Evidence) -> Iterator[Verdict]:
                 "profile) its routes are withdrawn and the fabric loses that path's bandwidth "
                 "without an error on any port (S20 row 2, S6). A silent TCP 179 drop (a "
                 "firewall or ACL), a neighbor address or AS mismatch, or the link itself being "
-                "down are the usual causes; Idle (Admin) is a shutdown by configuration."
+                "down are the usual causes; Idle (Admin) is a shutdown by configuration. A "
+                "session that establishes and is reset as soon as the peers exchange prefixes "
+                "points at an MTU mismatch on the link: OPEN and KEEPALIVE fit, full-size "
+                f"UPDATE segments are dropped ({_CISCO_BGP_MTU})."
             ),
             fix=(
                 f"`vtysh -c 'show bgp neighbors {rec.peer}'` for the last reset reason; check "
                 "the link (`ip link`), that TCP 179 is allowed both ways (`iptables-save -c`, "
-                "ACLs), and the neighbor statement (address, remote-as) on both ends."
+                "ACLs), and the neighbor statement (address, remote-as) on both ends; if it "
+                "flaps after establishing, ping the peer with don't-fragment at the interface "
+                "MTU (`ping -M do -s <mtu-28>`) and make both ends' MTU equal."
             ),
-            refs=("S20", "S6", _FRR_BGP),
+            refs=("S20", "S6", "S11", _FRR_BGP, _CISCO_BGP_MTU),
             confidence=0.85 if not admin else 0.6,
         )
         return

@@ -32,6 +32,7 @@ from aifabric.evidence.infiniband import (
 )
 from aifabric.evidence.linux_net import IpLink
 from aifabric.evidence.sonic_interfaces import SonicInterfaceStatus
+from aifabric.evidence.sysfs_rdma import SysfsRdmaPort
 from aifabric.model import Endpoint, fabric_index
 
 if TYPE_CHECKING:
@@ -160,6 +161,34 @@ def _ibv_views(records: Sequence[Record]) -> list[tuple[IbvPort, _PortView]]:
         )
         for r in records
         if isinstance(r, IbvPort)
+    ]
+
+
+_SYSFS_STATE = {
+    "ACTIVE": "Active", "DOWN": "Down", "INIT": "Initializing", "ARMED": "Armed",
+    "ACTIVE_DEFER": "ActiveDefer",
+}  # fmt: skip
+"""sysfs ``ports/N/state`` names (kernel ``drivers/infiniband/core/sysfs.c``) as ibstat prints
+them."""
+
+
+def _sysfs_views(records: Sequence[Record]) -> list[tuple[SysfsRdmaPort, _PortView]]:
+    return [
+        (
+            r,
+            _PortView(
+                r.device,
+                r.port,
+                _SYSFS_STATE.get(r.state, r.state) if r.state is not None else None,
+                r.phys_state,
+                r.state == "ACTIVE",
+                r.link_layer,
+                r.rate_gbps,
+                None,
+            ),
+        )
+        for r in records
+        if isinstance(r, SysfsRdmaPort)
     ]
 
 
@@ -306,6 +335,15 @@ def _ibv_port(rec: Record, ev: Evidence) -> Iterator[Verdict]:
     records = _capture(rec, ev) or [rec]
     yield from _judge_ports(rec, ev, list(_ibv_views(records)))
     yield from _roce_mtu(rec, ev)
+
+
+@verdict("sysfs_rdma_port")
+def _sysfs_port(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    """A port read from /sys/class/infiniband (``grep -H``, ``cat``) is judged as ibstat's."""
+    if not isinstance(rec, SysfsRdmaPort) or rec.state is None:
+        return  # only a rate, a LID or pkeys: nothing says whether the port is up
+    records = _capture(rec, ev) or [rec]
+    yield from _judge_ports(rec, ev, list(_sysfs_views(records)))
 
 
 # the hint grows word by word so the lookahead reads each run of blanks once (linear)
