@@ -176,9 +176,17 @@ def _clean(raw: str) -> str:
     return _QUOTE_RE.sub("", raw) if raw[:1] == ">" else raw
 
 
+_ENUM_ROW_RE = re.compile(
+    r"(?m)^[ \t*]*+(?:RO[ \t]++)?[A-Z][A-Za-z0-9_]*+[ \t]++[A-Za-z_][\w\-.]*+\(-?\d"
+)
+"""A line that could be a parameter row with an enum value: searched once before the loop."""
+
+
 def _detect(text: str) -> float:
     if "Configurations:" in text and ("Device type:" in text or "Next Boot" in text):
         return 0.95
+    if _ENUM_ROW_RE.search(text) is None:
+        return 0.0  # every score below needs a row with an enum value
     rows = 0
     enums = 0
     nonblank = 0

@@ -77,10 +77,30 @@ KNOWN_COMMANDS = frozenset(
 )
 """First words that make ``# cmd``, ``> cmd`` and ``host# cmd`` a prompt rather than text."""
 
+BARE_COMMANDS = (
+    "ibstat", "ibstatus", "ibv_devinfo", "ibv_devices", "ibdev2netdev", "show_gids",
+    "iblinkinfo", "perfquery", "ibqueryerrors", "lspci", "ethtool", "rdma", "mlnx_qos",
+    "mlxlink", "mlxconfig", "mstconfig", "nvidia-smi", "ucx_info", "ucx_perftest", "ulimit",
+    "ofed_info", "lsmod", "dmesg", "ifconfig", "show", "ib_write_bw", "ib_read_bw",
+    "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat", "all_reduce_perf",
+    "all_gather_perf", "alltoall_perf", "reduce_scatter_perf", "sendrecv_perf",
+)
+"""Tools whose command line, typed bare (no prompt) above its output, starts a new tool's
+output: a collection script's transcript (``rdma link show`` / output / ``ibstat`` / output).
+Words that open lines of other tools' output or configs (``ip``, ``tc``, ``sysctl``, ``cat``)
+are left out."""
+_BARE_RE = re.compile(
+    r"^[ \t]*+(?:sudo[ \t]+)?(?P<cmd>(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS)
+    + r")(?:[ \t]++[^\s]++)*+)[ \t]*$",
+    re.MULTILINE,
+)
+
+
 # Candidate boundary lines, found at C speed over the whole text (no nested quantifiers).
 _CANDIDATE = re.compile(
     r"^[ \t]*+(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
-    r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z])",
+    r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z]"
+    r"|(?:sudo[ \t]+)?(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS) + r")(?=[ \t]|$))",
     re.MULTILINE,
 )
 """A line that may be a prompt or a fence (checked by :func:`_prompt`). The blanks and word runs
@@ -101,25 +121,6 @@ _PROMPTS = (
 _KNOWN_ONLY = (
     re.compile(r"^[ \t]*[#>%][ \t]+(?P<cmd>\S.*)$"),
     re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?(?P<cmd>[a-z]\S*(?:[ \t].*)?)$"),
-)
-
-
-BARE_COMMANDS = (
-    "ibstat", "ibstatus", "ibv_devinfo", "ibv_devices", "ibdev2netdev", "show_gids",
-    "iblinkinfo", "perfquery", "ibqueryerrors", "lspci", "ethtool", "rdma", "mlnx_qos",
-    "mlxlink", "mlxconfig", "mstconfig", "nvidia-smi", "ucx_info", "ucx_perftest", "ulimit",
-    "ofed_info", "lsmod", "dmesg", "ifconfig", "show", "ib_write_bw", "ib_read_bw",
-    "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat", "all_reduce_perf",
-    "all_gather_perf", "alltoall_perf", "reduce_scatter_perf", "sendrecv_perf",
-)
-"""Tools whose command line, typed bare (no prompt) above its output, starts a new tool's
-output: a collection script's transcript (``rdma link show`` / output / ``ibstat`` / output).
-Words that open lines of other tools' output or configs (``ip``, ``tc``, ``sysctl``, ``cat``)
-are left out."""
-_BARE_RE = re.compile(
-    r"^[ \t]*+(?:sudo[ \t]+)?(?P<cmd>(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS)
-    + r")(?:[ \t]++[^\s]++)*+)[ \t]*$",
-    re.MULTILINE,
 )
 
 
@@ -202,29 +203,28 @@ def _boundaries(text: str) -> dict[int, str | None]:
         cmd = _prompt(line)
         if cmd is not None:
             boundaries[idx] = cmd
-    _bare_boundaries(text, boundaries)
+            continue
+        bare = _BARE_RE.match(line)
+        if bare is not None and _output_follows(text, end):
+            boundaries[idx] = bare.group("cmd").strip()
     return boundaries
 
 
-def _bare_boundaries(text: str, boundaries: dict[int, str | None]) -> None:
-    """Add the bare command lines of :data:`BARE_COMMANDS` that output follows: the next
-    non-blank line is neither another bare command nor a ``#`` comment (a script's lines are
-    commands one after another, and stay one block)."""
-    if not any(c in text for c in BARE_COMMANDS):
-        return
-    lines: list[str] | None = None
-    idx, pos = 0, 0
-    for m in _BARE_RE.finditer(text):
-        idx += text.count("\n", pos, m.start())
-        pos = m.start()
-        if idx in boundaries:
-            continue
-        if lines is None:
-            lines = text.split("\n")
-        nxt = next((x.strip() for x in lines[idx + 1 : idx + 40] if x.strip()), None)
-        if nxt is None or nxt.startswith("#") or _BARE_RE.match(nxt) or _prompt(nxt) is not None:
-            continue
-        boundaries[idx] = m.group("cmd").strip()
+def _output_follows(text: str, end: int) -> bool:
+    """Whether the next non-blank line after offset ``end`` (a line's end) is output: neither
+    another bare command of :data:`BARE_COMMANDS`, a prompt nor a ``#`` comment. A script's
+    lines are commands one after another and stay one block; a command line typed bare above
+    its output (a collection script's transcript) starts a new tool's output."""
+    pos = end
+    for _ in range(40):
+        if pos < 0 or pos >= len(text):
+            return False
+        nxt_end = text.find("\n", pos + 1)
+        nxt = text[pos + 1 : nxt_end if nxt_end >= 0 else len(text)].strip()
+        if nxt:
+            return not (nxt.startswith("#") or _BARE_RE.match(nxt) or _prompt(nxt) is not None)
+        pos = nxt_end
+    return False
 
 
 def prompt_lines(text: str) -> frozenset[int]:

@@ -140,18 +140,41 @@ def _bare_listing(text: str) -> bool:
     return rows >= 3 and segments >= 1 and rows >= 0.8 * nonblank
 
 
+_LS_QUICK_RE = re.compile(r"(?m)^[ \t>]*+[-dl][rwxsStT\-]{9}")
+_SIZE_TOKEN = r"\d+(?:[.,]\d+)?[KMGTPE]?"
+_BARE_DF_ROW_RE = re.compile(
+    rf"^(?P<fs>\S+)\s+(?P<size>{_SIZE_TOKEN})\s+(?P<used>{_SIZE_TOKEN})\s+"
+    rf"(?P<avail>{_SIZE_TOKEN})\s+(?P<pct>\d+%|-)\s+(?P<mount>/\S*)\s*$"
+)
+"""A df row without its header (``df -h | grep shm``, an excerpt): sizes with a suffix are
+``-h`` (powers of 1024), bare numbers df's default 1K blocks."""
+
+
 def _detect(text: str) -> float:
-    if "Filesystem" not in text and "/dev/shm" not in text and "nccl-" not in text:
-        return 0.0
+    if (
+        "Filesystem" not in text
+        and "/dev/shm" not in text
+        and not (
+            ("nccl-" in text or "psm" in text or "ucx_" in text)
+            and _LS_QUICK_RE.search(text) is not None
+        )
+    ):
+        return 0.0  # no df header, no /dev/shm, no listing of a library's segments
+    bare_shm_row = False
     ls_cmd = False
     for raw in text.splitlines()[:400]:
         line = _clean(raw).strip()
         if line.startswith("Filesystem") and _DF_HEADER_RE.match(line):
             return 0.95
+        if "/dev/shm" in line and not bare_shm_row:
+            m = _BARE_DF_ROW_RE.match(line)
+            bare_shm_row = m is not None and m.group("mount").rstrip("/") == "/dev/shm"
         if _LS_CMD_RE.search(line):
             ls_cmd = True
         elif ls_cmd and _LS_ROW_RE.match(line):
             return 0.95
+    if bare_shm_row:
+        return 0.9
     return 0.6 if _bare_listing(text) else 0.0
 
 
@@ -232,6 +255,24 @@ def parse_df_shm(text: str) -> ParseResult:
             )
             pending_fs = None
             continue
+        if not in_shm_ls:
+            m = _BARE_DF_ROW_RE.match(stripped)
+            if m is not None:
+                suffixed = not m.group("size").replace(",", ".").replace(".", "").isdecimal()
+                unit = 1 if suffixed else 1024
+                pct = m.group("pct")
+                res.records.append(
+                    DfMount(
+                        line=no,
+                        filesystem=m.group("fs"),
+                        size_bytes=size_bytes(m.group("size"), unit, si_flag),
+                        used_bytes=size_bytes(m.group("used"), unit, si_flag),
+                        avail_bytes=size_bytes(m.group("avail"), unit, si_flag),
+                        use_pct=int(pct[:-1]) if pct.endswith("%") else None,
+                        mount=m.group("mount"),
+                    )
+                )
+                continue
         if in_shm_ls:
             if stripped.startswith("total "):
                 continue

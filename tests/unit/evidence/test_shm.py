@@ -98,3 +98,28 @@ def _findings(tmp_path: Path, text: str) -> list[tuple[str, str]]:
     path = tmp_path / "shm.txt"
     path.write_text(text, encoding="utf-8")
     return [(f.check, f.severity) for f in diagnose(load_evidence([path])).findings]
+
+
+def test_headerless_rows_as_grep_leaves_them(tmp_path: Path) -> None:
+    # `df -h | grep shm` (coreutils -h: suffixed sizes) and `df | grep shm` (1K blocks); a
+    # decimal comma as a de_DE locale prints it
+    text = "$ df -h | grep shm\nshm              64M     0   64M   0% /dev/shm\n"
+    assert detect_kind(text) == "df-shm"
+    (row,) = parse_df_shm(text).of_type(DfMount)
+    assert (row.size_bytes, row.use_pct, row.mount) == (64 << 20, 0, "/dev/shm")
+    (k,) = parse_df_shm("shm 65536 65536 0 100% /dev/shm\n").of_type(DfMount)
+    assert k.size_bytes == 64 << 20 and k.use_pct == 100
+    (c,) = parse_df_shm("tmpfs 7,8G 0 7,8G 0% /dev/shm\n").of_type(DfMount)
+    assert c.size_bytes == int(7.8 * 2**30)
+    assert ("diagnose.shm-small", "warning") in _findings(tmp_path, text)
+
+
+def test_busybox_header_with_size_and_available() -> None:
+    # BusyBox df -h: "Size" with "Available" (coreutils prints "Avail")
+    text = (
+        "Filesystem                Size      Used Available Use% Mounted on\n"
+        "shm                      64.0M         0     64.0M   0% /dev/shm\n"
+    )
+    assert detect_kind(text) == "df-shm"
+    (row,) = parse_df_shm(text).of_type(DfMount)
+    assert row.size_bytes == 64 << 20 and row.mount == "/dev/shm"
