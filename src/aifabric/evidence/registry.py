@@ -90,6 +90,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "frr",
     "netfilter",
     "shm",
+    "bonding",
     # last: key = value lines, detected only when most lines are sysctl names
     "sysctl",
 )

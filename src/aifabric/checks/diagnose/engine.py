@@ -176,11 +176,14 @@ TEXT_KIND = "text"
 """The kind of a file (or part of a paste) that no parser recognised: still scanned."""
 
 SCANNED_KINDS = frozenset(
-    {TEXT_KIND, "nccl-log", "dmesg-mlx5", "nccl-tests", "perftest", "ping", "ucx-perftest"}
+    {TEXT_KIND, "nccl-log", "dmesg-mlx5", "nccl-tests", "perftest", "ping", "ucx-perftest",
+     "mlxconfig"}
 )  # fmt: skip
 """Kinds whose lines are matched against the signature catalogues and searched for
 error-looking lines. Counter dumps and configs are not: their words (``rx_errors``,
-``Advanced Error Reporting``) are field names, and their values are judged by verdicts."""
+``Advanced Error Reporting``) are field names, and their values are judged by verdicts.
+``mlxconfig`` is: its parameter names are upper-case identifiers, and the tool's own ``-E-`` /
+``-I-`` lines are printed between its tables."""
 
 _ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|errno|FATAL|Fatal|fatal|WARN|WARNING|Warning|failed|FAILED|Failed"
