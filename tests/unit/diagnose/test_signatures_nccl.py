@@ -227,3 +227,26 @@ def test_patterns_have_no_nested_quantifiers() -> None:
     nested = re.compile(r"\((?:[^()]|\\\(|\\\))*[+*]\)[+*{]")
     for e in ENTRIES:
         assert not nested.search(e.pattern), e.id
+
+
+def test_no_ib_device_is_info_in_a_single_node_job(tmp_path: object) -> None:
+    # a real single-node NCCL 2.27 log (nNodes 1) with NCCL's "NET/IB : No device found" line
+    # (net_ib.cc) added: the job's traffic never leaves the host, so no warning; with the
+    # communicator spanning two nodes the same line stays a warning
+    from pathlib import Path  # noqa: PLC0415
+
+    from aifabric.checks.diagnose.engine import diagnose, load_evidence  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "evidence" / "nccl-log"
+    log = (root / "roce-2.27-nccl-tests-init" / "input.txt").read_text(encoding="utf-8")
+    line = "mew0:64904:64920 [0] NCCL INFO NET/IB : No device found.\n"
+    out = Path(str(tmp_path))
+
+    def severity(text: str) -> str:
+        path = out / "nccl.log"
+        path.write_text(text, encoding="utf-8")
+        found = diagnose(load_evidence([path])).findings
+        return next(f.severity for f in found if f.check == "signature.nccl-net.ib-no-device")
+
+    assert severity(line + log) == "info"
+    assert severity(line + log.replace("nNodes 1", "nNodes 2")) == "warning"

@@ -44,6 +44,8 @@ from aifabric.checks.diagnose.streaming import load_streamed, streamed_kind
 from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
+from aifabric.evidence.nccl_log import CommEvent
+from aifabric.evidence.nccl_tests import NcclTestsHeader
 from aifabric.evidence.paste import parse_paste, prompt_lines
 from aifabric.findings import EvidenceItem, Finding
 from aifabric.inputs import is_parsed_companion, read_input
@@ -707,6 +709,10 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             except (KeyError, IndexError, ValueError):
                 text = sig.message
         cause = all_causes()[sig.cause]
+        severity = sig.severity
+        if sig.multi_node and _single_node(ev):
+            severity = "info"  # benign entries were filtered above
+            text += " (single-node job: no traffic leaves the host, so this is harmless here)"
         quotes: list[EvidenceItem] = []
         explained: Quoted = set()
         for item in items:
@@ -719,7 +725,7 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
         nxt = f" Next: {sig.next}" if sig.next else ""
         finding = Finding(
             check=f"signature.{sid}",
-            severity=sig.severity,  # benign entries were filtered above
+            severity=severity,
             target=subject,
             message=f"{LAYER_WORDS[cause.layer]}: {text}{more}",
             actual=f"cause in the {cause.layer}" if cause.layer != "config" else "configuration",
@@ -727,11 +733,29 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             explanation=f"{sig.meaning} ({program} message; source: {sig.source.link()})",
             fix=f"{sig.fix}{nxt}".strip() or "See the source of the message.",
             refs=["S20", sig.source.link(), *sig.real[:2]],  # S20: the troubleshooting table
-            confidence=SIGNATURE_PRIOR[sig.severity],
+            confidence=SIGNATURE_PRIOR[severity],
             cause=sig.cause,
         )
         out.append((finding, explained))
     return out
+
+
+def _single_node(ev: Evidence) -> bool:
+    """Whether the input's jobs all ran on one node: every NCCL communicator's ``nNodes`` is 1
+    and every nccl-tests header lists all its ranks on one host; False when neither says."""
+    said = False
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, CommEvent) and rec.nnodes is not None:
+            if rec.nnodes != 1:
+                return False
+            said = True
+        elif isinstance(rec, NcclTestsHeader) and rec.ranks:
+            complete = rec.highest_rank is not None and rec.ranks == rec.highest_rank + 1
+            if rec.nodes != 1 or not complete or rec.independent_runs > 1:
+                return False
+            said = True
+    return said
 
 
 _RECORD_PREFIX = re.compile(r"^(?=[^\]]{0,80}\d)[^\]]{0,80}\]")

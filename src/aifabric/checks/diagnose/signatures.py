@@ -134,6 +134,11 @@ class Signature(StrictModel):
     priority: int = Field(
         default=0, description="breaks ties between entries matching one line (higher wins)"
     )
+    multi_node: bool = Field(
+        default=False,
+        description="harmless in a single-node job: info there (the NCCL log or nccl-tests "
+        "header of the same input shows one node)",
+    )
 
     @field_validator("meaning", "next", "fix")
     @classmethod
