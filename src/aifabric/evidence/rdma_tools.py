@@ -45,6 +45,7 @@ __all__ = [
     "Ibdev2netdev",
     "IbvDevice",
     "IbvDevicesList",
+    "RdmaDev",
     "RdmaLink",
     "parse_ibdev2netdev",
     "parse_ibv_devices",
@@ -184,6 +185,45 @@ class RdmaLink(Record):
         return self.state == "ACTIVE" and self.physical_state in ("LINK_UP", "NOP", None)
 
 
+@dataclass(slots=True, kw_only=True)
+class RdmaDev(Record):
+    """One device of ``rdma dev [show]`` (iproute2 ``rdma/dev.c``, ``dev_parse_cb``):
+    ``IDX: NAME: node_type ca [protocol roce] fw X node_guid G sys_image_guid G [type T]
+    [parent P]``, then with ``-d`` ``adaptive-moderation on`` and ``caps: <...>``."""
+
+    record_type: ClassVar[str] = "rdma_dev"
+
+    index: int
+    device: str
+    node_type: str | None = None
+    protocol: str | None = None
+    """``ib``, ``roce``, ``iw`` (iproute2 5.18+)."""
+    firmware: str | None = None
+    node_guid: str | None = None
+    sys_image_guid: str | None = None
+    dev_type: str | None = None
+    """``smi`` for a sub-device, with ``parent``."""
+    parent: str | None = None
+
+
+_DEV_LINE_RE = re.compile(r"^(?P<idx>\d+):\s+(?P<dev>[^\s:]+):\s+(?P<rest>node_type\s.*)$")
+_DEV_KEYS = {
+    "node_type": "node_type", "protocol": "protocol", "fw": "firmware",
+    "node_guid": "node_guid", "sys_image_guid": "sys_image_guid", "type": "dev_type",
+    "parent": "parent",
+}  # fmt: skip
+
+
+def _dev_record(lineno: int, m: re.Match[str]) -> RdmaDev:
+    rec = RdmaDev(line=lineno, index=int(m.group("idx")), device=m.group("dev"))
+    tokens = m.group("rest").split()
+    for key, value in zip(tokens[::2], tokens[1::2], strict=False):
+        attr = _DEV_KEYS.get(key)
+        if attr is not None:
+            setattr(rec, attr, value)
+    return rec
+
+
 _LINK_RE = re.compile(
     r"^(?:\d+/\d+:\s+)?(?:link\s+)?(?P<dev>[^\s/]+)/(?P<port>\d+):?(?:\s+(?P<rest>.*))?$"
 )
@@ -232,16 +272,21 @@ def _link_json(text: str, res: ParseResult) -> bool:
     return True
 
 
+_DEV_DETECT_RE = re.compile(r"(?m)^[ \t]*+\d++:[ \t]++[^\s:]++:[ \t]++node_type[ \t]++\w")
+
+
 def _detect_rdma_link(text: str) -> float:
     head = text[:200_000]
     if "physical_state" in head and (" state " in head or '"state"' in head):
         return 0.95
+    if "node_type" in head and _DEV_DETECT_RE.search(head) is not None:
+        return 0.9  # rdma dev
     return 0.0
 
 
 @register(
     "rdma-link",
-    summary="rdma [-j] link [show] (iproute2: RDMA port state and physical state)",
+    summary="rdma [-j] link [show] (iproute2: RDMA port state and physical state), rdma dev",
     detect=_detect_rdma_link,
     refs=("S15", "S20"),
 )
@@ -271,6 +316,12 @@ def parse_rdma_link(text: str) -> ParseResult:
                 i += 1
             res.records.append(rec)
             continue
+        d = _DEV_LINE_RE.match(s)
+        if d is not None:
+            res.records.append(_dev_record(lineno, d))
+            continue
+        if s.startswith(("caps: <", "adaptive-moderation ")):
+            continue  # rdma dev -d: the device's details on its second line
         if _is_noise(s) or s.startswith("rdma "):
             continue
         res.warn(lineno, "expected 'link DEV/PORT state ... physical_state ...'", raw)

@@ -146,7 +146,13 @@ def test_bare_command_lines_split_a_script_transcript() -> None:
     parts, _ = _parts("rdma-link-bare-commands-bnxt")
     kinds = {p.kind for p in parts if p.result is not None and p.result.records}
     assert {"rdma-link", "ibstat"} <= kinds
-    links = [r for p in parts if p.kind == "rdma-link" and p.result for r in p.result.records]
+    links = [
+        r
+        for p in parts
+        if p.kind == "rdma-link" and p.result
+        for r in p.result.records
+        if r.record_type == "rdma_link"
+    ]
     assert [(r.device, r.state, r.line) for r in links] == [
         ("bnxt_re0", "ACTIVE", 5), ("bnxt_re1", "DOWN", 6),
     ]  # fmt: skip
@@ -162,3 +168,15 @@ def test_a_provisioning_script_stays_one_block() -> None:
     )
     parts = parse_paste(script)
     assert len(parts) == 1
+
+
+def test_rdma_dev_lines_of_the_transcript_are_devices() -> None:
+    # iproute2 rdma/dev.c: "IDX: NAME: node_type ca protocol roce fw X node_guid G sys_image_guid G"
+    from aifabric.evidence.rdma_tools import RdmaDev  # noqa: PLC0415
+
+    parts, _ = _parts("rdma-link-bare-commands-bnxt")
+    devs = [r for p in parts if p.result for r in p.result.records if isinstance(r, RdmaDev)]
+    assert [(d.index, d.device, d.protocol, d.firmware, d.line) for d in devs] == [
+        (0, "bnxt_re0", "roce", "231.0.154.0", 8), (1, "bnxt_re1", "roce", "231.0.154.0", 9),
+    ]  # fmt: skip
+    assert devs[0].node_guid == "8e84:74ff:fe1f:2550" and devs[0].node_type == "ca"

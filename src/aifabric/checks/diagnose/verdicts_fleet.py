@@ -79,7 +79,7 @@ from aifabric.evidence.ethtool_info import EthtoolDriver, EthtoolLink
 from aifabric.evidence.infiniband import GidEntry, IbstatCA, IbvDevice, IbvGid, IbvPort
 from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.linux_net import IpLink
-from aifabric.evidence.rdma_tools import Ibdev2netdev, IbvDevicesList, RdmaLink
+from aifabric.evidence.rdma_tools import Ibdev2netdev, IbvDevicesList, RdmaDev, RdmaLink
 from aifabric.evidence.shared_libs import SharedLib
 from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaPort
 
@@ -369,8 +369,8 @@ The peer-memory group is compared only among hosts with ``nvidia`` loaded."""
 
 _PLUGIN_RE = re.compile(r"^(libnccl-net[\w.+-]*?\.so)(?:\.[\d.]*)?$")
 _RDMA_TYPES = (
-    IbvDevice, IbvPort, IbvGid, IbstatCA, RdmaLink, Ibdev2netdev, GidEntry, SysfsRdmaPort,
-    SysfsGid,
+    IbvDevice, IbvPort, IbvGid, IbstatCA, RdmaLink, RdmaDev, Ibdev2netdev, GidEntry,
+    SysfsRdmaPort, SysfsGid,
 )
 
 

@@ -38,8 +38,11 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
-RDMA_HW_RECORDS = frozenset({"ibv_device", "ibv_port", "ibstat_ca", "ibstat_port", "gid"})
-"""Record types that show an RDMA device on a host (ibv_devinfo, ibstat, show_gids)."""
+RDMA_HW_RECORDS = frozenset(
+    {"ibv_device", "ibv_port", "ibstat_ca", "ibstat_port", "gid", "rdma_dev", "rdma_link"}
+)
+"""Record types that show an RDMA device on a host (ibv_devinfo, ibstat, show_gids, rdma
+link, rdma dev)."""
 
 SLOW_RATIO = 0.5
 """A bandwidth test below this fraction of the line rate is 'far below'."""
