@@ -107,6 +107,9 @@ _LS_ROW_RE = re.compile(
     r"|\d{4}-\d{2}-\d{2}\s+\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s+[+\-]\d{4})?)\s+(?P<name>\S.*)$"
 )
 _QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
+_DF_CMD_RE = re.compile(r"\bdf\b")
+_DF_SI_RE = re.compile(r"\s-\w*H")
+"""``df -H`` / ``df -hH``...: sizes in powers of 1000."""
 _LIBS = (
     (re.compile(r"^nccl-"), "nccl"),
     (re.compile(r"^psm2?_"), "psm"),
@@ -215,8 +218,8 @@ def parse_df_shm(text: str) -> ParseResult:
             df = (unit, si_flag, header.group("type") is not None)
             in_shm_ls = False
             continue
-        if re.search(r"\bdf\b", stripped) and not stripped.startswith("/"):
-            si_flag = bool(re.search(r"\s-\w*H", stripped))
+        if _DF_CMD_RE.search(stripped) and not stripped.startswith("/"):
+            si_flag = _DF_SI_RE.search(stripped) is not None
             df = None
             continue
         if _LS_CMD_RE.search(stripped):

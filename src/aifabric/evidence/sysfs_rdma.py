@@ -223,23 +223,29 @@ class _State:
         self.gids: dict[tuple[str, int, int], _Gid] = {}
         self.counter_lines: list[tuple[int, str]] = []
 
-    def port_line(self, no: int, dev: str, port: int, attr: str, value: str, line: str) -> None:
+    def _port(self, no: int, dev: str, port: int) -> SysfsRdmaPort:
+        """The record of ``dev`` port ``port``, created at line ``no`` on its first line."""
         rec = self.ports.get((dev, port))
         if rec is None:
             rec = self.ports[(dev, port)] = SysfsRdmaPort(line=no, device=dev, port=port)
-        if not _port_value(rec, attr, value):
-            self.res.warn(no, f"{attr} value not in the kernel's sysfs format", line)
-            return
+        return rec
+
+    @staticmethod
+    def _extend(rec: SysfsRdmaPort, no: int) -> None:
         if no > rec.line:
             rec.end_line = no
 
+    def port_line(self, no: int, dev: str, port: int, attr: str, value: str, line: str) -> None:
+        rec = self._port(no, dev, port)
+        if not _port_value(rec, attr, value):
+            self.res.warn(no, f"{attr} value not in the kernel's sysfs format", line)
+            return
+        self._extend(rec, no)
+
     def pkey_line(self, no: int, dev: str, port: int, index: int, pkey: int) -> None:
-        rec = self.ports.get((dev, port))
-        if rec is None:
-            rec = self.ports[(dev, port)] = SysfsRdmaPort(line=no, device=dev, port=port)
+        rec = self._port(no, dev, port)
         rec.pkeys[index] = pkey
-        if no > rec.line:
-            rec.end_line = no
+        self._extend(rec, no)
 
     def gid_line(
         self, no: int, key: tuple[str, int, int], what: str, value: str, line: str

@@ -698,6 +698,7 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
         if isinstance(rec, SignatureRecord) and rec.severity != "benign":
             grouped[(item.subject, rec.id)].append(item)
     out: list[tuple[Finding, Quoted]] = []
+    single_node: bool | None = None
     for (subject, sid), items in grouped.items():
         sig, program = signature_by_id()[sid]
         first = items[0].record
@@ -710,7 +711,9 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
                 text = sig.message
         cause = all_causes()[sig.cause]
         severity = sig.severity
-        if sig.multi_node and _single_node(ev):
+        if sig.multi_node and single_node is None:
+            single_node = _single_node(ev)  # once per diagnosis, only when an entry asks
+        if sig.multi_node and single_node:
             severity = "info"  # benign entries were filtered above
             text += " (single-node job: no traffic leaves the host, so this is harmless here)"
         quotes: list[EvidenceItem] = []
