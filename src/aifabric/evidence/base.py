@@ -101,6 +101,12 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
+UNNAMED = "?"
+"""The name given to a device, interface or port whose naming line is not in the paste: an
+excerpt that starts inside a block (``ethtool eth0 | grep Speed``, a window from the middle of
+``ibv_devinfo``) is read as far as it goes, and its records say the name is unknown."""
+
+
 @dataclass(frozen=True, slots=True)
 class ParseWarning:
     """A line the parser could not use, or something about the input the user must know

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import UNNAMED, ParseResult, Record
 from aifabric.evidence.registry import register
 
 __all__ = ["EthtoolDriver", "EthtoolLink", "parse_ethtool_info"]
@@ -100,23 +100,54 @@ _DETECT_SUPPORTS_RE = re.compile(r"^supports-statistics: (?:yes|no)", re.MULTILI
 _DETECT_FW_RE = re.compile(r"^firmware-version:", re.MULTILINE)
 _DETECT_SETTINGS_RE = re.compile(r"^Settings for \S+:[ \t]*$", re.MULTILINE)
 _DETECT_LINK_RE = re.compile(r"^[ \t]+(?:Link detected: (?:yes|no)|Speed: )", re.MULTILINE)
-
+_LINK_KEYS = frozenset({
+    "Supported ports", "Supported link modes", "Supported pause frame use",
+    "Supports auto-negotiation", "Supported FEC modes", "Advertised link modes",
+    "Advertised pause frame use", "Advertised auto-negotiation", "Advertised FEC modes",
+    "Link partner advertised link modes", "Speed", "Duplex", "Port", "PHYAD", "Transceiver",
+    "Auto-negotiation", "MDI-X", "Supports Wake-on", "Wake-on", "Current message level",
+    "Link detected", "Lanes",
+})  # fmt: skip
+"""Keys of ``ethtool IFACE``'s link block (ethtool ``ethtool.c``/``netlink/settings.c``): an
+excerpt without its ``Settings for`` line is still a link block when its keys are these."""
+_EXCERPT_KEY_RE = re.compile(
+    r"^[ \t]*(Supported (?:ports|link modes|pause frame use|FEC modes)|Supports auto-negotiation"
+    r"|Advertised (?:link modes|pause frame use|auto-negotiation|FEC modes)|Speed: \d+Mb/s"
+    r"|Duplex: (?:Full|Half)|PHYAD|Transceiver|Auto-negotiation: o|MDI-X|Link detected: )",
+    re.MULTILINE,
+)
 
 def _detect(text: str) -> float:
     """0.95 for ``Settings for IFACE:`` with an indented ``Speed:``/``Link detected:`` line or
     for ``driver:`` + ``bus-info:`` + ``supports-statistics:`` at column 0 (nothing else prints
-    these); 0.6 for a partial ``ethtool -i`` (driver and bus-info or firmware-version)."""
+    these); 0.6 for a partial ``ethtool -i`` (driver and bus-info or firmware-version); excerpts as
+    :func:`_detect_excerpt`."""
     if "Settings for " in text and _DETECT_SETTINGS_RE.search(text) and _DETECT_LINK_RE.search(
         text
     ):
         return 0.95
     if "driver: " not in text or not _DETECT_DRIVER_RE.search(text):
-        return 0.0
+        return _detect_excerpt(text)
     bus = _DETECT_BUS_RE.search(text) is not None
     if bus and _DETECT_SUPPORTS_RE.search(text):
         return 0.95
     if bus or _DETECT_FW_RE.search(text):
         return 0.6
+    return 0.0
+
+
+def _detect_excerpt(text: str) -> float:
+    """0.8 for an excerpt of the link block (three different link keys, no ``Settings for``
+    line: a window, ``| grep -E 'Speed|Duplex|Link'``); 0.75 for ``ethtool -i`` from its second
+    line (``bus-info`` with ``firmware-version`` or ``supports-*``)."""
+    if ("Duplex: " in text or "Link detected: " in text or "link modes:" in text) and len(
+        {m.group(1)[:12] for m in _EXCERPT_KEY_RE.finditer(text)}
+    ) >= 3:
+        return 0.8
+    if _DETECT_BUS_RE.search(text) and (
+        _DETECT_FW_RE.search(text) or _DETECT_SUPPORTS_RE.search(text)
+    ):
+        return 0.75
     return 0.0
 
 
@@ -181,6 +212,7 @@ def parse_ethtool_info(text: str) -> ParseResult:
     drv: EthtoolDriver | None = None
     last_key: str | None = None  # key of the link block a continuation line extends
     command_iface: str | None = None
+    excerpt = False  # a link block without its header: its lines need not be indented
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         stripped = line.strip()
@@ -190,7 +222,7 @@ def parse_ethtool_info(text: str) -> ParseResult:
         if m:
             link = EthtoolLink(line=lineno, interface=m.group(1))
             res.records.append(link)
-            drv, last_key, command_iface = None, None, None
+            drv, last_key, command_iface, excerpt = None, None, None, False
             continue
         cmd = _COMMAND_RE.search(stripped)
         if cmd and ":" not in stripped.split("ethtool", 1)[1]:
@@ -201,7 +233,16 @@ def parse_ethtool_info(text: str) -> ParseResult:
             continue
         kv = _KV_RE.match(stripped)
         indented = line[:1] in (" ", "\t")
-        if link is not None and indented:
+        if link is None and drv is None and kv and kv.group(1) in _LINK_KEYS:
+            # the link block without its "Settings for IFACE:" line (an excerpt): read as far
+            # as it goes, the interface named by a command line above or unknown
+            link = EthtoolLink(line=lineno, interface=command_iface or UNNAMED)
+            res.records.append(link)
+            unknown = "; interface unknown" if command_iface is None else ""
+            res.warn(lineno, f"link settings without their 'Settings for' line{unknown}", line)
+            excerpt = True
+        in_link = indented or (excerpt and (kv is None or kv.group(1) != "driver"))
+        if link is not None and in_link:
             if kv:
                 last_key = kv.group(1)
                 _set_link(link, last_key, (kv.group(2) or "").strip())
@@ -222,6 +263,10 @@ def parse_ethtool_info(text: str) -> ParseResult:
                 res.records.append(drv)
                 link, last_key, command_iface = None, None, None
                 continue
+            if drv is None and link is None and key in ("firmware-version", "bus-info"):
+                # ``ethtool -i`` without its "driver:" line (an excerpt): read the rest
+                drv = EthtoolDriver(line=lineno, interface=command_iface)
+                res.records.append(drv)
             if drv is not None and (key in _DRIVER_KEYS or key.startswith("supports-")):
                 _set_driver(drv, key, value)
                 drv.end_line = lineno

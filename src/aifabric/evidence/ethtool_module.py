@@ -560,6 +560,20 @@ def _is_wrap(line: str, key_indent: int) -> bool:
     return key_indent > 0 and _WRAP_RE.match(line) is not None
 
 
+_EXCERPT_KEY_RE = re.compile(
+    r"^[ \t]*(Identifier|Extended identifier|Connector|Transceiver codes|Transceiver type"
+    r"|Encoding|BR, Nominal|Rate identifier|Length \([^)\n]{2,12}\)|Laser wavelength"
+    r"|Vendor (?:name|OUI|PN|rev|SN)|Date code|Module temperature|Module voltage"
+    r"|Laser bias current|Laser output power|Transmit avg optical power"
+    r"|Rcvr signal avg optical power|Receiver signal average optical power"
+    r"|Optical diagnostics support|Revision compliance|Module State|Power class"
+    r")[^:\n]{0,40}[ \t]+: ",
+    re.MULTILINE,
+)
+"""Keys of ``ethtool -m`` (ethtool ``sfpid.c``, ``sff-common.c``, ``qsfp.c``, ``cmis.c``), each
+padded to a column before `` : ``: an excerpt without the identifier lines is still this."""
+
+
 def _detect(text: str) -> float:
     if "SFP EEPROM detected" in text or "ChannelMonitorValues" in text:
         return 0.95
@@ -577,6 +591,8 @@ def _detect(text: str) -> float:
         return 0.9
     if "Transmit avg optical power" in text or "Laser output power" in text:
         return 0.8
+    if " : " in text and len({m.group(1) for m in _EXCERPT_KEY_RE.finditer(text)}) >= 3:
+        return 0.8  # an excerpt: three different keys in ethtool -m's padded layout
     if ("Presence" in text or "Low-power" in text) and _PRESENCE_HDR_RE.search(
         text[:4096].replace("\r", "")
     ) is not None:

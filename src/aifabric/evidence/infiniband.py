@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record, finite_float
+from aifabric.evidence.base import UNNAMED, ParseResult, Record, finite_float
 from aifabric.evidence.registry import register
 
 __all__ = [
@@ -200,6 +200,36 @@ _DEVICE_KEYS = frozenset(
 )
 
 
+_VERBOSE_DEVICE_KEYS = frozenset({
+    "hw_ver", "board_id", "phys_port_cnt", "max_mr_size", "page_size_cap", "max_qp", "max_qp_wr",
+    "device_cap_flags", "max_sge", "max_sge_rd", "max_cq", "max_cqe", "max_mr", "max_pd",
+    "max_qp_rd_atom", "max_ee_rd_atom", "max_res_rd_atom", "max_qp_init_rd_atom", "atomic_cap",
+    "max_mw", "max_mcast_grp", "max_ah", "max_srq", "max_srq_wr", "max_pkeys",
+    "local_ca_ack_delay",
+})  # fmt: skip
+_VERBOSE_PORT_KEYS = frozenset({
+    "max_msg_sz", "port_cap_flags", "port_cap_flags2", "max_vl_num", "bad_pkey_cntr",
+    "qkey_viol_cntr", "sm_sl", "pkey_tbl_len", "gid_tbl_len", "subnet_timeout",
+    "init_type_reply", "active_width", "active_speed", "phys_state",
+})  # fmt: skip
+"""Keys of ``ibv_devinfo -v`` (rdma-core ``libibverbs/examples/devinfo.c``): an excerpt that
+starts inside a device or port block is recognised by them."""
+_EXCERPT_KEY_RE = re.compile(
+    r"^[ \t]*(state:[ \t]+PORT_[A-Z]+|active_mtu:[ \t]+\d+ \(\d\)|max_mtu:[ \t]+\d+ \(\d\)"
+    r"|link_layer:[ \t]+(?:Ethernet|InfiniBand)|fw_ver:|node_guid:[ \t]+[0-9a-f]{4}:"
+    r"|sys_image_guid:|vendor_part_id:|phys_port_cnt:|port_lmc:[ \t]+0x|sm_lid:|port_lid:"
+    r"|max_qp_wr:|max_cqe:|atomic_cap:|max_qp_rd_atom:|max_res_rd_atom:|max_mcast_grp:"
+    r"|max_pkeys:|local_ca_ack_delay:|max_srq_wr:|max_mr_size:|page_size_cap:"
+    r"|device_cap_flags:|max_msg_sz:|port_cap_flags:|max_vl_num:|phys_state:[ \t]+[A-Z_]+ \(\d+\)"
+    r"|active_width:[ \t]+\d+X|gid_tbl_len:|transport:[ \t]+(?:InfiniBand|iWARP))",
+    re.MULTILINE,
+)
+
+
+_EXCERPT_LITERALS = ("PORT_", "_mtu:", "fw_ver:", "max_q", "phys_", "_guid:", "link_layer:")
+"""One of these is in any excerpt :data:`_EXCERPT_KEY_RE` could count three keys in."""
+
+
 def _strip_code(value: str) -> str:
     m = _VALUE_CODE_RE.match(value)
     return m.group(1) if m else value
@@ -214,6 +244,12 @@ def _detect_ibv_devinfo(text: str) -> float:
         return 0.95
     if "No IB devices found" in text and "ibv_devinfo" in text:
         return 0.9
+    # an excerpt (a window, ``| grep -E 'state|mtu'``): three different keys printed the way
+    # only ibv_devinfo prints them
+    if any(t in text for t in _EXCERPT_LITERALS):
+        keys = {m.group(1).split(":", 1)[0] for m in _EXCERPT_KEY_RE.finditer(text)}
+        if len(keys) >= 3:
+            return 0.85
     if "phys_port_cnt:" in text or "link_layer:" in text:
         return 0.6
     return 0.0
@@ -309,11 +345,14 @@ def parse_ibv_devinfo(text: str) -> ParseResult:
     ports_seen = 0
     flag_key: str | None = None
     orphan_warned = False
+    shift = 0
+    """Indentation lost by an excerpt (:func:`~aifabric.evidence.registry.dedent_block` removed
+    what its lines shared): device attributes sit at 8 columns, port attributes at 24."""
     lines = text.splitlines()
     for lineno, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        ind = _indent(raw)
+        ind = _indent(raw) + shift
         stripped = raw.strip()
         if stripped == "No IB devices found" and dev is None:
             # devinfo.c with no device the verbs library can open: a finding, not a blank
@@ -330,15 +369,28 @@ def parse_ibv_devinfo(text: str) -> ParseResult:
             continue
         if dev is None:
             m = _KV_RE.match(raw)
-            if m and ind > 0 and m.group(2) in _PORT_KEYS | _DEVICE_KEYS and not orphan_warned:
+            orphan_keys = _PORT_KEYS | _DEVICE_KEYS | _VERBOSE_DEVICE_KEYS | _VERBOSE_PORT_KEYS
+            if m and m.group(2) in orphan_keys and not orphan_warned:
+                # the capture starts inside a device block (a window, a grep): read it as a
+                # device whose name is not in the paste
                 res.warn(
                     lineno,
                     "device attribute before any 'hca_id:' line (capture starts "
-                    "inside a device block?)",
+                    "inside a device block?); device name unknown",
                     raw,
                 )
                 orphan_warned = True
-            continue
+                dev = IbvDevice(line=lineno, hca_id=UNNAMED)
+                res.records.append(dev)
+                if m.group(2) in _PORT_KEYS | _VERBOSE_PORT_KEYS:
+                    port = IbvPort(line=lineno, hca_id=UNNAMED, port=0)
+                    res.records.append(port)
+                    shift = max(0, 24 - ind)
+                else:
+                    shift = max(0, 8 - ind)
+                ind += shift
+            else:
+                continue
         if flag_key is not None and ind >= 32:
             dev.flags.setdefault(flag_key, []).append(stripped)
             continue
@@ -450,11 +502,28 @@ _IBSTAT_PORT_RE = re.compile(r"^\s*Port (\d+):\s*$")
 _IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*+((?:.*\S)?)\s*$")
 
 
+_IBSTAT_PORT_KEYS = frozenset({
+    "State", "Physical state", "Rate", "Base lid", "LMC", "SM lid", "Capability mask",
+    "Port GUID", "Link layer",
+})  # fmt: skip
+"""The keys of an ``ibstat`` port block (infiniband-diags ``ibstat.c``)."""
+_IBSTAT_EXCERPT_RE = re.compile(
+    r"^[ \t]*(State: (?:Active|Down|Initializing|Armed)|Physical state: (?:LinkUp|Polling|Disabled"
+    r"|Sleep|PortConfigurationTraining|LinkErrorRecovery)|Rate: \d|Base lid: \d|SM lid: \d"
+    r"|Capability mask: 0x|Port GUID: 0x|Link layer: (?:InfiniBand|Ethernet))",
+    re.MULTILINE,
+)
+
+
 def _detect_ibstat(text: str) -> float:
     if "CA '" in text and ("Port 1:" in text or "CA type:" in text):
         return 0.95
     if "CA: '" in text and "Physical state:" in text:
         return 0.9  # ibstat CA PORT
+    if "Physical state: " in text and (
+        len({m.group(1).split(":", 1)[0] for m in _IBSTAT_EXCERPT_RE.finditer(text)}) >= 3
+    ):
+        return 0.8  # a port block without its CA line (an excerpt)
     if "Physical state:" in text and "Link layer:" in text:
         return 0.6
     return 0.0
@@ -521,11 +590,16 @@ def parse_ibstat(text: str) -> ParseResult:
             continue
         pm = _IBSTAT_PORT_RE.match(raw)
         if ca is None:
-            if pm is not None and lineno <= 3:
-                # a port block whose CA line was not pasted: the port, CA unknown
-                port = IbstatPort(line=lineno, ca="", port=int(pm.group(1)))
+            kv = _IBSTAT_KV_RE.match(raw) if pm is None else None
+            if pm is not None or (kv is not None and kv.group(1) in _IBSTAT_PORT_KEYS):
+                # a port block whose CA line was not pasted (an excerpt: a window, the lines
+                # after a scroll, ``| grep``): the port, CA unknown; port 0 when its
+                # "Port N:" line is missing too
+                port = IbstatPort(line=lineno, ca="", port=int(pm.group(1)) if pm else 0)
                 res.records.append(port)
                 ca = IbstatCA(line=lineno, ca="")  # holds the port's keys; not a record
+                if kv is not None:
+                    _set_ibstat_port(port, kv.group(1), kv.group(2))
             continue
         if pm is not None:
             port = IbstatPort(line=lineno, ca=ca.ca, port=int(pm.group(1)))
@@ -690,9 +764,21 @@ _NGIDS_RE = re.compile(r"^\s*n_gids_found=(\d+)\s*$")
 _COMMENT_PREFIX_RE = re.compile(r"^\s*(?:\*|//)(?=\s|$)")
 
 
+_GIDS_STRICT_ROW_RE = re.compile(
+    r"^[ \t]*\w+[ \t]+\d[ \t]+\d+[ \t]+[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){7}[ \t]"
+    r"[^\n]*\bv[12]\b",
+    re.MULTILINE,
+)
+"""A ``show_gids`` row with its eight-group GID and RoCE version: rows without the header (an
+excerpt, ``show_gids | grep v2``) are still this table."""
+
+
 def _detect_show_gids(text: str) -> float:
     if "GID" not in text and "n_gids_found" not in text:
-        return 0.0
+        if "ffff:" not in text and "fe80:" not in text:
+            return 0.0
+        rows = _GIDS_STRICT_ROW_RE.finditer(text, 0, 20000)
+        return 0.9 if next(rows, None) is not None and next(rows, None) is not None else 0.0
     if "n_gids_found" in text or _GIDS_HEADER_RE.search(text[:20000]) is not None:
         return 0.95
     if re.search(r"\bDEV\b.*\bGID\b.*\bVER\b", text[:20000]) is not None:

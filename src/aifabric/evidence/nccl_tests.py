@@ -252,6 +252,17 @@ _FAILURE_RE = re.compile(r"Test (?:(?P<what>[A-Za-z]+) )?failure (?P<where>\S+:\
 _NA = frozenset({"N/A", "n/a", "NA", "-", "nan", "NaN"})
 
 _DETECT_RE = re.compile(r"#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s")
+_DETECT_ROW_RE = re.compile(
+    r"^[^\n]{0,40}?\b\d+[ \t]+\d+[ \t]+(?:float|half|bfloat16|double|int8|uint8|int32|uint32"
+    r"|int64|uint64|f8e4m3|f8e5m2|fp8_e4m3|fp8_e5m2)[ \t]+(?:(?:sum|prod|max|min|avg|none)[ \t]+)?"
+    r"(?:-?\d+[ \t]+)?[\d.]+[ \t]+[\d.]+[ \t]+[\d.]+[ \t]",
+    re.MULTILINE,
+)
+_ROW_TYPES = (" float ", " half ", " bfloat16 ", " double ", " int8 ", " uint8 ", " int32 ",
+              " uint32 ", " int64 ", " uint64 ", " f8e4m3 ", " f8e5m2 ")  # fmt: skip
+"""A result row (``size count type [redop] [root] time algbw busbw ...``, nccl-tests
+``src/common.cu``): rows without the table's header (an excerpt, the ``#`` lines lost) are
+still nccl-tests."""
 
 _INTERLEAVED_MSG = (
     "{n} independent single-rank runs interleaved: nccl-tests was built without MPI=1 or "
@@ -281,6 +292,12 @@ def detect(text: str) -> float:
             return 0.9
         if "busbw" in text and "algbw" in text and ("count" in text or "bytes" in text):
             return 0.85  # the column header alone (a Markdown table, or "#" and units lost)
+        if "Avg bus bandwidth" in text and _AVG_RE.search(text):
+            return 0.9  # the summary with its "#" lost
+        if any(t in text for t in _ROW_TYPES):
+            rows = _DETECT_ROW_RE.finditer(text, 0, 65536)
+            if next(rows, None) is not None and next(rows, None) is not None:
+                return 0.85  # result rows without their header (an excerpt)
     except Exception:
         return 0.0
     return 0.0

@@ -104,10 +104,19 @@ _MAX_CONFIG_NODES = 200_000
 _NV_SET_RE = re.compile(r"(?:^|\$\s*)nv (?:set|unset) \S", re.MULTILINE)
 
 
+_COUNTER_GROUPS = ("rx-pfc-stats", "tx-pfc-stats", "rx-roce-stats", "tx-roce-stats",
+                   "no-buffer-discard", "ecn-marked-packets", "cnp-packets")  # fmt: skip
+"""Names NVUE prints only in ``nv show interface X qos roce counters``."""
+
+
 def _detect(text: str) -> float:
     head = text[:200_000]
     if "nv show " in head or "RoCE PCP/DSCP->SP" in head or "nv config show" in head:
         return 0.95
+    if "RoCE SP->TC mapping" in head or "RoCE pool config" in head:
+        return 0.95  # the later titled sections of 'nv show qos roce' (its top cut off)
+    if sum(1 for k in _COUNTER_GROUPS if k in head) >= 2:
+        return 0.85  # 'nv show interface X qos roce counters' without its command line
     if ("nv set " in head or "nv unset " in head) and _NV_SET_RE.search(head):
         return 0.9
     if "congestion-control" in head and ("operational" in head or "roce" in head):

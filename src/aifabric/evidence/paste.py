@@ -89,6 +89,22 @@ BARE_COMMANDS = (
 output: a collection script's transcript (``rdma link show`` / output / ``ibstat`` / output).
 Words that open lines of other tools' output or configs (``ip``, ``tc``, ``sysctl``, ``cat``)
 are left out."""
+QUERY_COMMANDS: dict[str, re.Pattern[str]] = {
+    "sysctl": re.compile(r"^[\w.\-/]++ = "),
+    "tc": re.compile(r"^(?:qdisc|class|filter) \S"),
+    "ip": re.compile(
+        r"^(?:\d++: [\w@.\-]++: <|default (?:via|dev) "
+        r"|\d{1,3}(?:\.\d{1,3}){3}(?:/\d+)? (?:via|dev) )"
+    ),
+}
+"""Commands whose words also open lines of scripts and configs (``sysctl -w`` in a provisioning
+script, ``ip route`` in a switch configuration): typed bare, they start a new tool's output only
+when the next non-blank line has the shape of their output (``NAME = VALUE``; ``qdisc ...``; an
+``ip`` interface or route line)."""
+_QUERY_RE = re.compile(
+    r"^[ \t]*+(?:sudo[ \t]+)?(?P<word>sysctl|tc|ip)(?P<args>(?:[ \t]++[^\s]++)++)[ \t]*$"
+)
+
 _BARE_RE = re.compile(
     r"^[ \t]*+(?:sudo[ \t]+)?(?P<cmd>(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS)
     + r")(?:[ \t]++[^\s]++)*+)[ \t]*$",
@@ -100,7 +116,8 @@ _BARE_RE = re.compile(
 _CANDIDATE = re.compile(
     r"^[ \t]*+(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
     r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z]"
-    r"|(?:sudo[ \t]+)?(?:" + "|".join(re.escape(c) for c in BARE_COMMANDS) + r")(?=[ \t]|$))",
+    r"|(?:sudo[ \t]+)?(?:" + "|".join(re.escape(c) for c in (*BARE_COMMANDS, *QUERY_COMMANDS))
+    + r")(?=[ \t]|$))",
     re.MULTILINE,
 )
 """A line that may be a prompt or a fence (checked by :func:`_prompt`). The blanks and word runs
@@ -188,8 +205,22 @@ def split_segments(text: str) -> list[Segment]:
     return _cut(lines, boundaries)
 
 
+_LAST_BOUNDARIES: list[tuple[str, dict[int, str | None]]] = []
+"""The last text :func:`_boundaries` read and its answer: diagnose asks twice for every file (to
+split it, then for its prompt lines), with the same string object."""
+
+
 def _boundaries(text: str) -> dict[int, str | None]:
-    """0-based line -> command of a prompt line (``None`` for a fence line)."""
+    """0-based line -> command of a prompt line (``None`` for a fence line). Callers must not
+    change the dict (it is kept for the next call with the same text)."""
+    if _LAST_BOUNDARIES and _LAST_BOUNDARIES[0][0] is text:
+        return _LAST_BOUNDARIES[0][1]
+    found = _find_boundaries(text)
+    _LAST_BOUNDARIES[:] = [(text, found)]
+    return found
+
+
+def _find_boundaries(text: str) -> dict[int, str | None]:
     boundaries: dict[int, str | None] = {}
     idx, pos = 0, 0
     for m in _CANDIDATE.finditer(text):
@@ -207,7 +238,28 @@ def _boundaries(text: str) -> dict[int, str | None]:
         bare = _BARE_RE.match(line)
         if bare is not None and _output_follows(text, end):
             boundaries[idx] = bare.group("cmd").strip()
+            continue
+        query = _QUERY_RE.match(line)
+        if query is not None:
+            nxt = _next_line(text, end)
+            if nxt is not None and QUERY_COMMANDS[query.group("word")].match(nxt):
+                boundaries[idx] = line.strip()
     return boundaries
+
+
+def _next_line(text: str, end: int) -> str | None:
+    """The next non-blank line after offset ``end`` (a line's end), stripped; None at the end
+    of the text or after 40 blank lines."""
+    pos = end
+    for _ in range(40):
+        if pos < 0 or pos >= len(text):
+            return None
+        nxt_end = text.find("\n", pos + 1)
+        nxt = text[pos + 1 : nxt_end if nxt_end >= 0 else len(text)].strip()
+        if nxt:
+            return nxt
+        pos = nxt_end
+    return None
 
 
 def _output_follows(text: str, end: int) -> bool:
@@ -215,16 +267,10 @@ def _output_follows(text: str, end: int) -> bool:
     another bare command of :data:`BARE_COMMANDS`, a prompt nor a ``#`` comment. A script's
     lines are commands one after another and stay one block; a command line typed bare above
     its output (a collection script's transcript) starts a new tool's output."""
-    pos = end
-    for _ in range(40):
-        if pos < 0 or pos >= len(text):
-            return False
-        nxt_end = text.find("\n", pos + 1)
-        nxt = text[pos + 1 : nxt_end if nxt_end >= 0 else len(text)].strip()
-        if nxt:
-            return not (nxt.startswith("#") or _BARE_RE.match(nxt) or _prompt(nxt) is not None)
-        pos = nxt_end
-    return False
+    nxt = _next_line(text, end)
+    return nxt is not None and not (
+        nxt.startswith("#") or _BARE_RE.match(nxt) or _prompt(nxt) is not None
+    )
 
 
 def prompt_lines(text: str) -> frozenset[int]:

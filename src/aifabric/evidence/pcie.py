@@ -359,6 +359,10 @@ _KNOWN = frozenset(
 )
 
 
+_EXPRESS_KEYS = ("LnkCap2:", "LnkSta2:", "LnkCtl2:", "DevCap2:", "DevCtl2:", "DevSta:")
+"""Fields of the PCI Express capability that ``lspci -vv`` prints after ``LnkSta``."""
+
+
 def _detect_lspci(text: str) -> float:
     if "LnkCap:" in text or "LnkSta:" in text:
         return 0.95
@@ -370,6 +374,8 @@ def _detect_lspci(text: str) -> float:
         return 0.85
     if "DevCtl:" in text and "MaxReadReq" in text:
         return 0.9  # lspci -vvv | grep -A/-C DevCtl: only lspci prints these together
+    if sum(1 for key in _EXPRESS_KEYS if key in text) >= 2:
+        return 0.85  # a window of one device's PCI Express capability, its link lines cut
     if "Kernel driver in use:" in text or "ACSCtl:" in text:
         return 0.5
     return 0.0
@@ -470,7 +476,10 @@ def parse_lspci(text: str) -> ParseResult:
                 last = no
                 continue
             lone = _FIELD_RE.match(" " + line)
-            if lone is not None and lone.group("key").strip() in _LINK_KEYS:
+            lone_key = lone.group("key").strip() if lone is not None else ""
+            if lone_key in _LINK_KEYS or (
+                lone_key in _KNOWN and (dev is None or dev.bdf is None)
+            ):  # fmt: skip
                 # a grep excerpt whose indentation the paste lost ("LnkSta:\tSpeed 8GT/s..."):
                 # read as the indented field it is
                 line = " " + line

@@ -246,6 +246,15 @@ _SKIP_PREFIXES = (
 _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
 
 
+_SETTING_KEY_RE = re.compile(
+    r"^[ \t]*(Number of qps|Transport type|Connection type|Using SRQ|PCIe relax order"
+    r"|ibv_wr\* API|TX depth|RX depth|CQ Moderation|Mtu|Link type|GID index|Max inline data"
+    r"|rdma_cm QPs|Data ex\. method|Post List|Outstand reads)[ \t]*: ",
+    re.MULTILINE,
+)
+"""Keys of perftest's settings block (``perftest_parameters.c`` ``ctx_print_test_info``)."""
+
+
 def _detect_perftest(text: str) -> float:
     if "#bytes" in text and (
         _HEADER_RE.search(text) is not None or re.search(r"#bytes\s+#iterations", text)
@@ -253,7 +262,11 @@ def _detect_perftest(text: str) -> float:
         return 0.95
     head = text[:100000]
     if "Dual-port" not in head:
-        return 0.0
+        # the settings block from its middle (the test title and "Dual-port" cut off)
+        if "depth" not in head and "Link type" not in head and "GID index" not in head:
+            return 0.0
+        keys = {m.group(1) for m in _SETTING_KEY_RE.finditer(head)}
+        return 0.85 if len(keys) >= 3 else 0.0
     if " Test" in head and re.search(r"(?m)^\s*\S[\w ]*?(?:BW|Latency) Test\s*$", head):
         return 0.95
     if "Number of qps" in head:

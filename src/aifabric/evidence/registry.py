@@ -64,6 +64,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "rdma_counters",
     "ib_counters",
     "pcie",
+    "pciconf",
     "ping",
     "ip_addr",
     "linux_net",

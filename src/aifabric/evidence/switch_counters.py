@@ -221,7 +221,9 @@ _QUEUE_FIELDS = {
     "EcnMarked/pkts": "ecn_marked_pkts",
 }
 _QUEUE_HDR_RE = re.compile(r"^\s*Port\s+(TxQ|Voq)\s+\S+/\S+")
-_INDEXED_HDR_RE = re.compile(r"^\s*Port\s+((?:PG|UC|MC|Q|ALL)\d+)(?:\s+[A-Z]+\d+)+\s*$")
+_INDEXED_HDR_RE = re.compile(
+    r"^\s*(?:Port|Interface)\s+((?:PG|UC|MC|Q|ALL)\d+)(?:\s+[A-Z]+\d+)+\s*$"
+)
 _QNAME_RE = re.compile(r"^([A-Za-z]+)(\d+)$")
 _PFC_HDR_RE = re.compile(r"^\s*Port (Rx|Tx)\s+PFC0\s+PFC1")
 _NUM_RE = re.compile(r"^(?:\d{1,3}(?:,\d{3})+|\d+)$")

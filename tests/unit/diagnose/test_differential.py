@@ -159,3 +159,14 @@ def test_nccl_log_lines_in_an_nccl_tests_run_are_scanned_once(tmp_path: Path) ->
     assert hits and len({i.record.line for i in hits}) == len(hits)
     findings = diagnose(ev).findings
     assert all("(2 lines)" not in f.message for f in findings)
+
+
+def test_refused_at_loopback_beside_a_gloo_fallback_names_the_socket_interface() -> None:
+    # vLLM/Gloo across pods: the hostname did not resolve, Gloo fell back to 127.0.0.1 and the
+    # remote rank was refused; the refusal alone reads as a firewall, the warning beside it
+    # supports the socket-interface candidate of the socket-connect family
+    case = FIX / "diagnose/gloo-loopback-fallback-refused/vllm.log"
+    findings = diagnose(load_evidence([case])).findings
+    refused = _covered(findings, "socket-connect")
+    assert refused.check == "signature.errno.econnrefused"
+    assert refused.cause == "config.socket-interface"

@@ -139,3 +139,28 @@ def test_two_tools_without_a_prompt_between_them_are_cut_at_the_second_header() 
 def test_one_tool_with_its_own_repeated_headers_stays_whole() -> None:
     devinfo = (FIX / "evidence/ibv-devinfo/deepep-55-ib-ndr/input.txt").read_text(encoding="utf-8")
     assert [p.kind for p in parse_paste(devinfo + devinfo)] == ["ibv-devinfo"]
+
+
+def test_bare_query_commands_start_their_output_only_when_it_follows() -> None:
+    # notes: `ip route`, `tc -s qdisc ls`, `sudo sysctl NAME` typed bare above their outputs
+    rel = "pastes/sysctl-bare-commands-tc-ip-route/input.txt"
+    text = decode_capture((FIX / rel).read_bytes())
+    parts = parse_paste(text)
+    commands = [p.command for p in parts]
+    assert "ip route" in commands and "tc -s qdisc ls" in commands
+    sysctl = [p for p in parts if p.kind == "sysctl" and p.result]
+    values = {r.key: r.value for p in sysctl for r in p.result.records}
+    assert values["net.ipv4.tcp_wmem"].split() == ["4096", "16384", "4194304"]
+    assert values["net.ipv4.tcp_moderate_rcvbuf"] == "1"
+    [tc] = [p for p in parts if p.kind == "tc"]
+    assert tc.result is not None and tc.result.records[0].kind == "pfifo_fast"
+
+
+def test_script_lines_with_query_words_stay_one_block() -> None:
+    # a provisioning script: `sysctl -w` lines follow one another, no NAME = VALUE output after
+    # them, so they are not cut into parts (host-roce-script reads them together)
+    text = "\n".join(
+        ["mlnx_qos -i eth2 --trust dscp", "sysctl -w net.ipv4.tcp_ecn=1",
+         "sysctl -w net.ipv4.conf.all.arp_ignore=1", "ip link set eth2 mtu 9000"]
+    ) + "\n"  # fmt: skip
+    assert len(parse_paste(text)) == 1

@@ -403,3 +403,21 @@ def test_devctl_grep_excerpt_in_an_indented_block() -> None:
     assert (dev.max_payload_cap_bytes, dev.max_payload_bytes, dev.max_read_request_bytes) == (
         512, 512, 4096,
     )  # fmt: skip
+
+
+# -- FreeBSD pciconf ---------------------------------------------------------------------------
+
+
+def test_pciconf_link_below_its_capability() -> None:
+    # a ConnectX-3 trained at x2 of x8, 8.0 GT/s of 8.0; pciconf prints the bus in decimal (66)
+    [dev] = parse_text(case("pciconf", "aceqbaceq-cx3-x2-of-x8").text()).records
+    assert (dev.address, dev.vendor_device_id) == ("0000:42:00.0", "15b3:1003")
+    assert dev.description == "MT27500 Family [ConnectX-3]"
+    assert (dev.lnksta_width, dev.lnkcap_width) == (2, 8)
+    assert (dev.lnksta_speed_gts, dev.lnkcap_speed_gts) == (8.0, 8.0)
+    assert dev.width_downgraded is True and dev.speed_downgraded is False
+
+
+def test_pciconf_device_without_express_link_in_a_grep_window() -> None:
+    [dev] = parse_text(case("pciconf", "aceqbaceq-grep-mell-excerpt").text()).records
+    assert dev.vendor_device_id == "15b3:1003" and dev.lnksta_width is None

@@ -26,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from aifabric.checks.diagnose.verdict_support import _capture
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
+from aifabric.evidence.linux_net import IpLink
 from aifabric.evidence.mlxlink import (
     MlxlinkBer,
     MlxlinkLink,
@@ -570,5 +572,57 @@ def _no_rdma_device(message: str) -> Verdict:
             "container, then run ibv_devices again."
         ),
         refs=("S20", "https://github.com/linux-rdma/rdma-core"),
+        confidence=0.75,
+    )
+
+
+# -- ip link: a child interface above its parent's MTU ---------------------------------------------
+
+_IPOIB_DOC = "https://docs.kernel.org/infiniband/ipoib.html"
+_IPOIB_LARGER = ", with connected mode or a 4096-byte IB MTU on the fabric for a larger IPoIB MTU"
+_VLAN_MTU = "https://github.com/torvalds/linux/blob/v6.8/net/8021q/vlan_dev.c (vlan_dev_change_mtu)"
+
+
+@verdict("ip_link")
+def _child_mtu_above_parent(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    """``CHILD@PARENT`` (a VLAN, an IPoIB P_Key child, a macvlan) whose MTU is above its
+    parent's, in the same ``ip link`` capture: its larger packets cannot leave through the
+    parent."""
+    if not isinstance(rec, IpLink) or rec.parent is None or rec.mtu_bytes is None:
+        return
+    parent = next(
+        (r for r in _capture(rec, ev) or () if isinstance(r, IpLink) and r.name == rec.parent),
+        None,
+    )
+    if parent is None or parent.mtu_bytes is None or rec.mtu_bytes <= parent.mtu_bytes:
+        return
+    ipoib = rec.link_type == "infiniband"
+    why = (
+        f"An IPoIB child sends through its parent's queue pair: in datagram mode the MTU is the "
+        f"InfiniBand link MTU minus the 4-byte IPoIB header (2044 on a 2048 fabric, 4092 on "
+        f"4096; {_IPOIB_DOC}), so {parent.name}'s {parent.mtu_bytes} caps every packet"
+        if ipoib
+        else "A VLAN or macvlan child transmits through its parent, so the parent's MTU caps "
+        f"every frame; the kernel refuses a VLAN MTU above the real device's ({_VLAN_MTU})"
+    )
+    yield Verdict(
+        id="diagnose.child-mtu-above-parent",
+        severity="error",
+        cause="fabric.mtu",
+        message=(
+            f"{rec.name} has MTU {rec.mtu_bytes}, above its parent {parent.name}'s "
+            f"{parent.mtu_bytes}: packets larger than {parent.mtu_bytes} bytes are lost"
+        ),
+        explanation=(
+            f"{why}. Small packets pass, so ping and connection set-up work while bulk "
+            "transfers (TCP with full-size segments, iperf3, NCCL over sockets) stall at 0 "
+            "bytes/s or crawl on retransmissions (S11, S21)."
+        ),
+        fix=(
+            f"`ip link set {rec.name} mtu {parent.mtu_bytes}` on every host of the subnet (or "
+            f"raise {parent.name}'s MTU first{_IPOIB_LARGER if ipoib else ''}); verify with "
+            f"`ping -M do -s {parent.mtu_bytes - 28} PEER`."
+        ),
+        refs=("S11", "S21"),
         confidence=0.75,
     )

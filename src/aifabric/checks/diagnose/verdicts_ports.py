@@ -22,7 +22,7 @@ from aifabric.checks.diagnose.verdict_support import (
 )
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.checks.diagnose.verdicts_lab import fabric_peer, link_peer_down
-from aifabric.evidence.base import Record
+from aifabric.evidence.base import UNNAMED, Record
 from aifabric.evidence.infiniband import (
     IbLink,
     IbstatCA,
@@ -118,6 +118,12 @@ class _PortView:
     """``MT4129`` (ibstat CA type) or ``4129`` (ibv_devinfo vendor_part_id): same-model ports."""
 
 
+def _port_words(port: int) -> str:
+    """``port 1``; ``a port`` for port 0, which excerpts without their ``Port N:`` /
+    ``port: N`` line get (InfiniBand numbers HCA ports from 1)."""
+    return f"port {port}" if port else "a port"
+
+
 def _ibstat_views(records: Sequence[Record]) -> list[tuple[IbstatPort, _PortView]]:
     chips = {r.ca: r.ca_type for r in records if isinstance(r, IbstatCA)}
     return [
@@ -149,7 +155,7 @@ def _ibv_views(records: Sequence[Record]) -> list[tuple[IbvPort, _PortView]]:
         (
             r,
             _PortView(
-                r.hca_id,
+                r.hca_id if r.hca_id != UNNAMED else "the HCA",  # an excerpt without hca_id
                 r.port,
                 _IBV_STATE.get(r.state or "", r.state),
                 _IBV_PHYS.get(r.phys_state or "", r.phys_state),
@@ -230,8 +236,8 @@ def _port_down(view: _PortView, ports: list[_PortView] | None, total: int | None
         severity=severity,
         cause="fabric.link-down",
         message=(
-            f"{view.device} port {view.port} is {view.state or 'not Active'} (physical state "
-            f"{phys}{layer}): {scope}"
+            f"{view.device} {_port_words(view.port)} is {view.state or 'not Active'} "
+            f"(physical state {phys}{layer}): {scope}"
         ),
         explanation=(
             "ibstat and ibv_devinfo print the port's logical state (Down, Initializing, Armed, "
@@ -275,8 +281,9 @@ def _port_slow(view: _PortView, peers: list[_PortView]) -> Verdict | None:
         severity="warning",
         cause="fabric.slow-link",
         message=(
-            f"{view.device} port {view.port} is Active at {_fmt(view.rate_gbps)} Gb/s while "
-            f"{len(faster)} other {view.chip} port(s) in the same capture run at {_fmt(top)} Gb/s"
+            f"{view.device} {_port_words(view.port)} is Active at {_fmt(view.rate_gbps)} Gb/s"
+            f" while {len(faster)} other {view.chip} port(s) in the same capture run at "
+            f"{_fmt(top)} Gb/s"
         ),
         explanation=(
             "The rate is the port's width x lane speed as negotiated with its link partner. "
@@ -526,6 +533,7 @@ def _roce_mtu(rec: IbvPort, ev: Evidence) -> Iterator[Verdict]:
         return
     want = _intended_mtu(ev, rec, rec.hca_id)
     if want is None:
+        yield from _roce_mtu_below_port(rec, ev)
         return
     expect = next((m for m in _IB_MTUS if m <= want[0] - ROCE_HEADER_BYTES), None)
     if expect is None or rec.active_mtu_bytes >= expect:
@@ -552,6 +560,55 @@ def _roce_mtu(rec: IbvPort, ev: Evidence) -> Iterator[Verdict]:
         ),
         refs=("S11",),
         confidence=0.5,
+    )
+
+
+def _roce_mtu_below_port(rec: IbvPort, ev: Evidence) -> Iterator[Verdict]:
+    """Without a fabric file: a RoCE port whose active MTU is below what it supports, at 2048 or
+    less, means a netdev MTU under 4096 + 96 bytes: no jumbo frames on the host (S11). A warning
+    when the same input shows an Ethernet interface with such an MTU (the netdev, seen); an info
+    note otherwise, since an Ethernet port that carries no RDMA traffic (a cloud VM's
+    accelerated-networking VF, a management port) shows the same at MTU 1500."""
+    if rec.max_mtu_bytes is None or rec.active_mtu_bytes is None:
+        return
+    if rec.active_mtu_bytes >= rec.max_mtu_bytes or rec.active_mtu_bytes > 2048:
+        return
+    need = rec.max_mtu_bytes + ROCE_HEADER_BYTES
+    small = sorted(
+        {(i.record.name, i.record.mtu_bytes) for i in ev.items
+         if isinstance(i.record, IpLink) and i.record.mtu_bytes is not None
+         and i.record.mtu_bytes < need and i.record.name != "lo"}
+    )  # fmt: skip
+    seen = (
+        "; " + ", ".join(f"{name} has MTU {mtu}" for name, mtu in small[:3]) + " in this input"
+        if small
+        else ""
+    )
+    who = rec.hca_id if rec.hca_id != UNNAMED else "the HCA"
+    yield Verdict(
+        id="diagnose.roce-mtu-below-port",
+        severity="warning" if small else "info",
+        cause="fabric.mtu",
+        message=(
+            f"{who} {_port_words(rec.port)}: RoCE active_mtu {rec.active_mtu_bytes} while the "
+            f"port supports {rec.max_mtu_bytes}: its netdev MTU is below {need}{seen}"
+        ),
+        explanation=(
+            "For RoCE the active RDMA MTU is derived from the netdev MTU: netdev MTU minus "
+            f"{ROCE_HEADER_BYTES} bytes of headers, rounded down to 256/512/1024/2048/4096 "
+            f"({_IB_ADDR_H}, iboe_get_mtu); a 1500-byte netdev gives 1024. An AI fabric runs "
+            f"jumbo frames end to end (S11: 9000 on hosts), which gives {rec.max_mtu_bytes}. "
+            "Messages larger than the active MTU are refused by UD queue pairs "
+            "(ibv_ud_pingpong: 'Requested size larger than port MTU') and RC traffic runs in "
+            "small packets; a path MTU set above it fails to connect or retries (S21)."
+        ),
+        fix=(
+            "Find the netdev (`ibdev2netdev`), raise its MTU (`ip link set NETDEV mtu 9000`, "
+            "persistent in the network configuration, and the switch ports at 9216), then "
+            f"check that `ibv_devinfo` shows active_mtu {rec.max_mtu_bytes}."
+        ),
+        refs=("S11", "S21"),
+        confidence=0.4,
     )
 
 
