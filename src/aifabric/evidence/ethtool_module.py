@@ -591,7 +591,9 @@ def _detect(text: str) -> float:
         return 0.9
     if "Transmit avg optical power" in text or "Laser output power" in text:
         return 0.8
-    if " : " in text and len({m.group(1) for m in _EXCERPT_KEY_RE.finditer(text)}) >= 3:
+    if ("  : " in text or "\t: " in text) and len(
+        {m.group(1) for m in _EXCERPT_KEY_RE.finditer(text)}
+    ) >= 3:
         return 0.8  # an excerpt: three different keys in ethtool -m's padded layout
     if ("Presence" in text or "Low-power" in text) and _PRESENCE_HDR_RE.search(
         text[:4096].replace("\r", "")

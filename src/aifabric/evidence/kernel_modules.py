@@ -96,6 +96,8 @@ _RDMA_GPU_NAMES = ("nvidia", "peer_mem", "peermem", "ib_core", "mlx5", "mlx4", "
 
 _ANY_ROW_RE = re.compile(r"^(?:[^\S\n]|>)*[\w\-]+[^\S\n]+\d+[^\S\n]+-?\d", re.MULTILINE)
 """A line that could be an lsmod row, searched once before the per-line loop."""
+_ROW_SCAN_CHARS = 400 * 256
+"""The loop below reads 400 lines; a row after this many characters is never scored."""
 _OTHER_BREAKS_RE = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 """Line breaks ``str.splitlines`` honours besides ``\\n`` (the cheap test assumes none)."""
 
@@ -104,7 +106,7 @@ def _detect(text: str) -> float:
     if (
         " Live 0x" not in text
         and not ("Module" in text and "Used" in text)
-        and _ANY_ROW_RE.search(text) is None
+        and _ANY_ROW_RE.search(text, 0, _ROW_SCAN_CHARS) is None
         and _OTHER_BREAKS_RE.search(text) is None
         and "lsmod" not in text
         and "/proc/modules" not in text

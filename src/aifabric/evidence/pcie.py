@@ -677,13 +677,17 @@ def _detect_dmesg(text: str) -> float:
     if "mlx5_core" in text and ("kernel:" in text or "] mlx5" in text):
         return 0.6
     if ("[" in text or "kernel:" in text) and _BDF_LITERAL_RE.search(text) and (
-        _PCI_KERNEL_LINE_RE.search(text)
+        (_PCI_KERNEL_LINE_RE if "kernel:" in text else _PCI_DMESG_LINE_RE).search(text)
     ):
         return 0.6  # kernel log lines of a PCI device (the PCI core, any NIC driver)
     return 0.0
 
 
 _BDF_LITERAL_RE = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: ")
+_PCI_DMESG_LINE_RE = re.compile(
+    r"(?m)^[ \t]*+\[\s*\d+\.\d+\] ?[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+)
+""":data:`_PCI_KERNEL_LINE_RE` without its journal branch, for text with no ``kernel:``."""
 _PCI_KERNEL_LINE_RE = re.compile(
     r"(?m)^[ \t]*+(?:\[\s*\d+\.\d+\]|.{0,60}\bkernel:(?: \[\s*\d+\.\d+\])?) ?[\w.-]+ "
     r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "

@@ -229,7 +229,10 @@ def _detect(text: str) -> float:
         return 0.95
     if "bytes from" in text and ("icmp_seq=" in text or " seq=" in text):
         return 0.9
-    if "Frag needed and DF set" in text or _TOO_LONG_RE.search(text) is not None:
+    if "Frag needed and DF set" in text or (
+        ("too long" in text or "TOO LONG" in text or "Too Long" in text)
+        and _TOO_LONG_RE.search(text) is not None
+    ):
         return 0.9
     if ("Pinging " in text and _WIN_HDR_RE.search(text) is not None) or (
         "Packet needs to be fragmented but DF set" in text

@@ -261,6 +261,22 @@ _DETECT_NAMES = (
 )
 
 
+_IB_PORT_COUNTERS = (
+    r"port_(?:rcv|xmit)_\w+|(?:unicast|multicast)_(?:rcv|xmit)_packets|symbol_error"
+    r"|link_downed|link_error_recovery|local_link_integrity_errors"
+    r"|excessive_buffer_overrun_errors|VL15_dropped"
+)
+_IB_PORT_COUNTER_RE = re.compile(rf"(?:{_IB_PORT_COUNTERS})$")
+_FILE_HEADER_COUNTER_RE = re.compile(
+    rf"^(?:=== |==> )(?:\./)?(?P<name>{_IB_PORT_COUNTERS}|\w+_err|out_of_\w+|\w*cnp\w*)"
+    r"(?: ===| <==)",
+    re.MULTILINE,
+)
+"""``=== ./port_rcv_data ===`` (or ``==> port_rcv_data <==`` from ``head``): one counter file of
+the port's ``counters``/``hw_counters`` directory by its kernel name (ib_core ``sysfs.c``, mlx5
+``counters.c``)."""
+
+
 def _detect(text: str) -> float:
     if "/hw_counters" in text or ("/infiniband/" in text and "/counters/" in text):
         return 0.9
@@ -270,6 +286,10 @@ def _detect(text: str) -> float:
         return 0.9
     if any(n in text for n in _DETECT_NAMES):
         return 0.85
+    if ("=== " in text or "==> " in text) and len(
+        {m.group(1) for m in _FILE_HEADER_COUNTER_RE.finditer(text, 0, 65536)}
+    ) >= 3:
+        return 0.85  # a loop over the counters directory, its path cut off (an excerpt)
     return 0.0
 
 
@@ -350,6 +370,12 @@ def parse_rdma_counters(text: str) -> ParseResult:
                 st.file_target = (pm.group("dev"), port_n, pm.group("dir"), pm.group("name"))
             elif st.ctx is not None and "/" not in path.removeprefix("./"):
                 st.file_target = (*st.ctx, path.removeprefix("./"))
+            elif st.ctx is None and _FILE_HEADER_COUNTER_RE.match(stripped) is not None:
+                # the loop's directory line was cut off (an excerpt): device and port unknown,
+                # the directory told by the name (IB PortCounters live in counters/)
+                name = path.removeprefix("./")
+                where = "counters" if _IB_PORT_COUNTER_RE.match(name) else "hw_counters"
+                st.file_target = (None, None, where, name)
             continue
         if st.file_target is not None:
             fdev, fport, fdir, fname = st.file_target

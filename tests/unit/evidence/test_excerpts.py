@@ -156,3 +156,20 @@ def test_excerpt_name_unknown_is_warned(kind: str, case: str) -> None:
     text = decode_capture(("\n".join(cut) + "\n").encode())
     parts = [p for p in parse_paste(text) if p.kind == kind and p.result]
     assert any("unknown" in w.message for p in parts for w in p.result.warnings)
+
+
+def test_rdma_counter_loop_without_its_directory_line() -> None:
+    # `for f in *; do echo "=== $f ==="; cat $f; done` in a port's counters directory, the lines
+    # naming the directory cut off: the counters are read, device and port unknown
+    lines = _lines("rdma-hw-counters", "gpud-943-loop-file-headers")
+    start = next(i for i, x in enumerate(lines) if x.startswith("=== ./") and i > 0)
+    cut = lines[start:]
+    assert not any("/infiniband/" in x for x in cut)
+    want = {}
+    for i, x in enumerate(cut[:-1]):
+        if x.startswith("=== ./") and cut[i + 1].strip().isdigit():
+            want[x[6:-4]] = int(cut[i + 1])
+    recs = _records(cut, "rdma-hw-counters")
+    got = {k: v for r in recs for k, v in r.counters.items()}
+    assert got == want and len(got) >= 20
+    assert {r.device for r in recs} == {None}
