@@ -373,9 +373,9 @@ def parse_rdma_counters(text: str) -> ParseResult:
             elif st.ctx is None and _FILE_HEADER_COUNTER_RE.match(stripped) is not None:
                 # the loop's directory line was cut off (an excerpt): device and port unknown,
                 # the directory told by the name (IB PortCounters live in counters/)
-                name = path.removeprefix("./")
-                where = "counters" if _IB_PORT_COUNTER_RE.match(name) else "hw_counters"
-                st.file_target = (None, None, where, name)
+                counter = path.removeprefix("./")
+                where = "counters" if _IB_PORT_COUNTER_RE.match(counter) else "hw_counters"
+                st.file_target = (None, None, where, counter)
             continue
         if st.file_target is not None:
             fdev, fport, fdir, fname = st.file_target
