@@ -59,6 +59,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "mlnx_qos",
     "ethtool_module",
     "ethtool_info",
+    "ethtool_pause",
     # before rdma_counters: a grep -r of ports/ holds counter paths too (0.95 over its 0.9)
     "sysfs_rdma",
     "rdma_counters",

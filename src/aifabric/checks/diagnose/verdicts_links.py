@@ -29,7 +29,9 @@ from typing import TYPE_CHECKING
 from aifabric.checks.diagnose.verdict_support import _capture
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
+from aifabric.evidence.ethtool_pause import EthtoolPause
 from aifabric.evidence.linux_net import IpLink
+from aifabric.evidence.mlnx_qos import QosReport
 from aifabric.evidence.mlxlink import (
     MlxlinkBer,
     MlxlinkLink,
@@ -625,4 +627,66 @@ def _child_mtu_above_parent(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         ),
         refs=("S11", "S21"),
         confidence=0.75,
+    )
+
+
+# -- ethtool -a: 802.3x global pause ---------------------------------------------------------------
+
+_ETHTOOL_MAN = "https://man7.org/linux/man-pages/man8/ethtool.8.html"
+
+
+@verdict("ethtool_pause")
+def _global_pause(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    """802.3x pause in effect on a port: an error beside PFC on the same host (two flow-control
+    schemes on one link), a warning when its counters show pause frames, else an info note."""
+    if not isinstance(rec, EthtoolPause) or not rec.pause_on:
+        return
+    dirs = "/".join(d for d, on in (("RX", rec.rx), ("TX", rec.tx)) if on) or "negotiated"
+    pfc = sorted(
+        {p for i in ev.items if isinstance(i.record, QosReport)
+         for p in i.record.pfc_enabled_priorities}
+    )  # fmt: skip
+    frames = sum(v for k, v in rec.statistics.items() if "pause_frames" in k)
+    why = (
+        "An 802.3x PAUSE frame stops every priority of the link for its quanta, so storage, "
+        "management and TCP traffic stall with the RDMA traffic; PFC (802.1Qbb) pauses only "
+        "the lossless priority, and S12 asks for PFC on the RoCE priority alone. RX on means the "
+        "port obeys PAUSE frames from its peer, TX on that it sends them when its receive "
+        f"buffer fills ({_ETHTOOL_MAN}, -a/-A)."
+    )
+    if pfc:
+        yield Verdict(
+            id="diagnose.global-pause-with-pfc",
+            severity="error",
+            cause="config.qos",
+            message=(
+                f"{rec.interface}: 802.3x global pause is on ({dirs}) while PFC is enabled on "
+                f"priority {', '.join(map(str, pfc))} on this host: two flow-control schemes "
+                "on one link"
+            ),
+            explanation=f"{why} With PFC configured, global pause should be off on the port "
+            "and on the switch port facing it.",
+            fix=f"`ethtool -A {rec.interface} rx off tx off` (and autoneg off), persistent in the "
+            "network configuration; keep PFC on the RoCE priority (mlnx_qos --pfc) and check "
+            "the switch port has flow control off.",
+            refs=("S12", "S20"),
+            confidence=0.7,
+        )
+        return
+    yield Verdict(
+        id="diagnose.global-pause-on",
+        severity="warning" if frames else "info",
+        cause="fabric.pfc-congestion" if frames else "config.qos",
+        message=(
+            f"{rec.interface}: 802.3x global pause is on ({dirs})"
+            + (f" and {frames} pause frames were counted" if frames else "")
+            + ": every priority of the link stops when a PAUSE frame arrives"
+        ),
+        explanation=why,
+        fix=(
+            f"On a RoCE port: `ethtool -A {rec.interface} rx off tx off` and PFC on the RoCE "
+            "priority only (S12); on an ordinary Ethernet port global pause may be intended."
+        ),
+        refs=("S12",),
+        confidence=0.5 if frames else 0.3,
     )
