@@ -27,6 +27,7 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from aifabric.errors import InputError
+from aifabric.inputs import loads_json
 
 __all__ = [
     "MAX_DIGITS",
@@ -160,6 +161,18 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b\n]*+(?:\x07|\x1b
 # ESC (27) is left out: colour codes from `ls --color`-style tools are common in pastes.
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13, 27}
 _CONTROL_BYTES = bytes(sorted(_CONTROL))
+
+
+def json_array(text: str) -> list[Any] | None:
+    """``text`` as the JSON array the ``-j``/``--json`` forms of ip, rdma and ethtool print (one
+    object alone becomes a one-element list); ``None`` when it is not JSON or neither."""
+    try:
+        data = loads_json(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict):
+        data = [data]
+    return data if isinstance(data, list) else None
 
 
 def decode_capture(data: bytes, name: str = "<input>") -> str:

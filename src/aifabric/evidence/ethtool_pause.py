@@ -29,9 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.evidence.base import UNNAMED, ParseResult, Record
+from aifabric.evidence.base import UNNAMED, ParseResult, Record, json_array
 from aifabric.evidence.registry import register
-from aifabric.inputs import loads_json
 
 __all__ = ["EthtoolPause", "parse_ethtool_pause"]
 
@@ -90,13 +89,8 @@ def _detect(text: str) -> float:
 
 
 def _parse_json(text: str, res: ParseResult) -> bool:
-    try:
-        data = loads_json(text)
-    except ValueError:
-        return False
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
+    data = json_array(text)
+    if data is None:
         return False
     for obj in data:
         if not isinstance(obj, dict) or "ifname" not in obj:

@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, json_array
 from aifabric.evidence.registry import register
-from aifabric.inputs import loads_json
 
 __all__ = ["IpLink", "TcEntry", "parse_ip_lines", "parse_ip_link", "parse_tc"]
 
@@ -183,13 +182,8 @@ def _ip_link_json(text: str, result: ParseResult) -> bool:
     """``ip -j [-p] [-s [-s]] [-d] link show``: a list of link objects (``ifindex``, ``ifname``,
     ``flags``, ``mtu``, ``operstate``, ``stats64.rx/tx``, ``vfinfo_list``...); False when the
     text is not such JSON."""
-    try:
-        data: Any = loads_json(text)
-    except ValueError:
-        return False
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
+    data = json_array(text)
+    if data is None:
         return False
     for obj in data:
         if not isinstance(obj, dict) or "ifname" not in obj:

@@ -41,9 +41,8 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, json_array
 from aifabric.evidence.registry import register
-from aifabric.inputs import loads_json
 
 __all__ = ["RdmaCounters", "classify_counters", "parse_rdma_counters"]
 
@@ -296,13 +295,8 @@ def _detect(text: str) -> float:
 def _parse_json(text: str, result: ParseResult) -> bool:
     """``rdma -j [-p] statistic [qp] show``: a list of objects with ``ifname``, ``port`` and one key
     per counter; False when the text is not such JSON."""
-    try:
-        data = loads_json(text)
-    except ValueError:
-        return False
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+    data = json_array(text)
+    if data is None or not all(isinstance(d, dict) for d in data):
         return False
     for obj in data:
         if "ifname" not in obj:

@@ -37,9 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from aifabric.evidence.base import ParseResult, Record
+from aifabric.evidence.base import ParseResult, Record, json_array
 from aifabric.evidence.registry import register
-from aifabric.inputs import loads_json
 
 __all__ = [
     "Ibdev2netdev",
@@ -245,13 +244,8 @@ def _set_link(rec: RdmaLink, key: str, value: Any) -> None:
 
 
 def _link_json(text: str, res: ParseResult) -> bool:
-    try:
-        data = loads_json(text)
-    except ValueError:
-        return False
-    if isinstance(data, dict):
-        data = [data]
-    if not isinstance(data, list):
+    data = json_array(text)
+    if data is None:
         return False
     for i, obj in enumerate(data):
         if not isinstance(obj, dict) or "ifname" not in obj or "port" not in obj:
