@@ -183,6 +183,15 @@ def test_only_the_down_hca_of_a_roce_host_is_judged() -> None:
     assert len(vs) == 1  # same chip, same rate: no slow-port verdict either
 
 
+def test_a_disabled_function_beside_active_twins_is_a_warning() -> None:
+    # single-port ConnectX-6 functions (MT4123): mlx5_2 Down/Disabled, the others Active; a
+    # spare function, so a warning, while a different model down alone (mooncake) stays an error
+    vs = _run(_fixture("ibstat", "lustreperfmon-27-cx6-disabled-twin"))
+    v = only(vs, "diagnose.ib-port-down")
+    assert v.severity == "warning"
+    assert "mlx5_2 port 1 is Down (physical state Disabled" in v.message
+
+
 def test_one_down_port_of_a_dual_port_card_is_a_warning() -> None:
     # ConnectX-3 mlx4_0, 2 ports: port 1 Down/Disabled, port 2 Active at 56
     v = only(_run(_fixture("ibstat", "rdma-core-pr847-mlx4-ibwarn")), "diagnose.ib-port-down")

@@ -207,8 +207,17 @@ def _port_count(records: Sequence[Record], device: str) -> int | None:
     return None
 
 
-def _port_down(view: _PortView, ports: list[_PortView] | None, total: int | None) -> Verdict:
-    """The verdict on a port that is not Active; ``ports`` are the same device's ports seen."""
+def _port_down(
+    view: _PortView,
+    ports: list[_PortView] | None,
+    total: int | None,
+    twins: list[_PortView] | None = None,
+) -> Verdict:
+    """The verdict on a port that is not Active; ``ports`` are the same device's ports seen,
+    ``twins`` the ports of other devices of the same model in the capture. A port whose physical
+    state is Disabled while a twin is Active is a warning, not an error: one function of a
+    multi-port adapter (each its own device, as on ConnectX-7 and GB10 hosts) left uncabled or
+    disabled on purpose looks exactly like this."""
     if total is None and ports is not None:
         total = len(ports)
     only = total == 1
@@ -218,7 +227,8 @@ def _port_down(view: _PortView, ports: list[_PortView] | None, total: int | None
         and len(ports) >= total
         and not any(p.active for p in ports)
     )
-    severity: Severity = "error" if only or all_down else "warning"
+    spare = view.phys == "Disabled" and any(t.active for t in twins or ())
+    severity: Severity = "error" if (only or all_down) and not spare else "warning"
     if only:
         scope = f"the only port of {view.device}"
     elif all_down:
@@ -319,7 +329,8 @@ def _judge_ports(
             yield _port_down(me, None, None)
         else:
             mine = [v for v in all_views if v.device == me.device]
-            yield _port_down(me, mine, _port_count(records, me.device))
+            twins = [v for v in all_views if v.device != me.device and v.chip == me.chip]
+            yield _port_down(me, mine, _port_count(records, me.device), twins)
         return
     if records is not None:
         slow = _port_slow(me, all_views)
