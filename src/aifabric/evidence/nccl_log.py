@@ -305,13 +305,29 @@ _INTERLEAVE_RE = re.compile(r"\S:\d+:\d+ \[\d+\] (?:[\w./+-]+:\d+ )?NCCL (?:INFO
 # detection
 
 
-def detect(text: str) -> float:
-    """0.8 for NCCL debug markers, 0.7 for PyTorch NCCL watchdog lines alone, 0.6 for a
-    launcher's report of ranks that died (torchrun's elastic agent, mpirun/prterun), else 0.
+_CERTAIN_LINES = 5
+_TESTS_MARKERS = ("# nThread", "out-of-place", "Avg bus bandwidth", "busbw", "#  Rank ",
+                  "# Rank ", "Collective test")  # fmt: skip
+"""What an nccl-tests run prints besides the NCCL log it carries (nccl-tests ``common.cu``)."""
+_ENV_LINE_RE = re.compile(r"^[ \t]*(?:export[ \t]+|-x[ \t]+)?NCCL_\w+=", re.MULTILINE)
 
-    Kept below 0.9 so a file that also holds an nccl-tests result table goes to ``nccl-tests``.
+
+def detect(text: str) -> float:
+    """0.95 for an NCCL log and nothing else (five ``NCCL INFO`` lines, no nccl-tests marker,
+    no ``NCCL_X=`` environment lines), 0.8 for NCCL debug markers, 0.7 for PyTorch NCCL
+    watchdog lines alone, 0.6 for a launcher's report of ranks that died (torchrun's elastic
+    agent, mpirun/prterun), else 0.
+
+    Kept below 0.9 otherwise, so a file that also holds an nccl-tests result table goes to
+    ``nccl-tests`` and an environment dump with log lines to ``nccl-env``.
     """
     if "NCCL INFO" in text or "NCCL WARN" in text:
+        if (
+            text.count(" NCCL INFO ", 0, 65536) >= _CERTAIN_LINES
+            and not any(m in text for m in _TESTS_MARKERS)
+            and _ENV_LINE_RE.search(text) is None
+        ):
+            return 0.95  # a log and nothing else: no nccl-tests table, no NCCL_X= env lines
         return 0.8
     if "WorkNCCL(" in text or "ProcessGroupNCCL" in text:
         return 0.7

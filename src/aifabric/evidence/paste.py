@@ -220,9 +220,16 @@ def _boundaries(text: str) -> dict[int, str | None]:
     return found
 
 
+_UNQUOTED_LINE = re.compile(r"^(?![ \t]*>|[ \t]*$)", re.MULTILINE)
+"""A non-blank line that does not start with ``>``."""
+
+
 def _find_boundaries(text: str) -> dict[int, str | None]:
     boundaries: dict[int, str | None] = {}
     idx, pos = 0, 0
+    quoted = text.lstrip()[:1] == ">" and _UNQUOTED_LINE.search(text) is None
+    """Every line quoted with ``>`` (a mail reply): ``> export X=1`` is a quoted line, not a
+    ``>`` prompt; the quote is stripped later as a prefix group."""
     for m in _CANDIDATE.finditer(text):
         idx += text.count("\n", pos, m.start())
         pos = m.start()
@@ -230,6 +237,8 @@ def _find_boundaries(text: str) -> dict[int, str | None]:
         line = text[m.start() : end if end >= 0 else len(text)]
         if _FENCE.match(line):
             boundaries[idx] = None
+            continue
+        if quoted and line.lstrip()[:1] == ">":
             continue
         cmd = _prompt(line)
         if cmd is not None:

@@ -173,3 +173,12 @@ def test_rdma_counter_loop_without_its_directory_line() -> None:
     got = {k: v for r in recs for k, v in r.counters.items()}
     assert got == want and len(got) >= 20
     assert {r.device for r in recs} == {None}
+
+
+def test_a_mail_quoted_export_script_is_one_quoted_block() -> None:
+    # every line "> export NCCL_..." (a reply quoting the script): a quote, not "> " prompts
+    lines = _lines("nccl-env", "megengine-prepare")
+    quoted = [f"> {x}" for x in lines]
+    recs = _records(quoted, "nccl-env")
+    names = {getattr(r, "name", None) for r in recs}
+    assert {"NCCL_IB_GID_INDEX", "NCCL_IB_TC"} <= names

@@ -921,3 +921,18 @@ def test_open_mpi_first_nonzero_exit() -> None:
     assert detect(text) == 0.6
     (d,) = parse(text).of_type(ProcessExit)
     assert (d.rank, d.exit_code, d.reason, d.first_failure) == (10, 3, "exit", True)
+
+
+def test_a_log_alone_is_certain_and_a_test_run_is_not() -> None:
+    """An NCCL log and nothing else scores 0.95, so detection stops there (a fleet's biggest
+    files); a file that also holds an nccl-tests table, or NCCL_X= environment lines, stays at
+    0.8 for the kind that prints those."""
+    from aifabric.evidence.nccl_log import detect  # noqa: PLC0415
+
+    assert detect(case("nccl-log", "roce-2.27-nccl-tests-init").text()) == 0.95
+    for name in ("eks-efa-t4-tag-output-nccl-info", "aws-do-eks-p5-two-node-tag-output-rank10"):
+        text = case("nccl-tests", name).text()
+        assert detect(text) == 0.8
+        assert detect_kind(text) == "nccl-tests"
+    env = "export NCCL_IB_HCA=mlx5_0\n" + case("nccl-log", "roce-2.27-nccl-tests-init").text()
+    assert detect(env) == 0.8
