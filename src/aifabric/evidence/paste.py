@@ -227,9 +227,9 @@ _UNQUOTED_LINE = re.compile(r"^(?![ \t]*>|[ \t]*$)", re.MULTILINE)
 def _find_boundaries(text: str) -> dict[int, str | None]:
     boundaries: dict[int, str | None] = {}
     idx, pos = 0, 0
+    # every line quoted with ">" (a mail reply): "> export X=1" is a quoted line, not a ">"
+    # prompt; the quote is stripped later as a prefix group
     quoted = text.lstrip()[:1] == ">" and _UNQUOTED_LINE.search(text) is None
-    """Every line quoted with ``>`` (a mail reply): ``> export X=1`` is a quoted line, not a
-    ``>`` prompt; the quote is stripped later as a prefix group."""
     for m in _CANDIDATE.finditer(text):
         idx += text.count("\n", pos, m.start())
         pos = m.start()

@@ -6,6 +6,7 @@ benchmarks/excerpts.py measures the same over every fixture and development capt
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -142,8 +143,13 @@ def test_any_window_parses_without_raising(kind: str, start: float, length: floa
     b = min(len(lines), a + 1 + int(length * len(lines)))
     if not any(x.strip() for x in lines[a:b]):
         return
+    n = b - a
     for part in parse_paste("\n".join(lines[a:b]) + "\n"):
-        assert part.result is None or isinstance(part.result.records, list)
+        if part.result is None:
+            continue
+        json.dumps(part.result.to_json(), allow_nan=False)
+        for rec in part.result.records:  # every record points into the window it came from
+            assert 1 <= rec.line <= n, (kind, a, b, rec)
 
 
 @pytest.mark.parametrize(
