@@ -659,6 +659,10 @@ def parse(text: str) -> ParseResult:
         try:
             rec = _parse_line(line, ln, result)
         except Unreadable as exc:
+            rec = _rejoined(lines, idx, last, result)
+            if rec is not None:
+                records.append(rec)
+                continue
             if ln == last:
                 result.warn(ln, f"capture ends in the middle of a line (truncated?); {exc}", line)
             else:
@@ -680,6 +684,29 @@ def _looks_cut(line: str) -> bool:
     """A last line that holds only an NCCL prefix (``host:1:2 [0] NCCL INF``)."""
     s = line.rstrip()
     return bool(s) and s.endswith((" NCCL", " NCCL I", " NCCL IN", " NCCL INF", " NCCL W"))
+
+
+_MAX_WRAPPED = 4
+"""Continuation lines a hand- or mail-wrapped WARN may take (the GIDs and the HCA name)."""
+
+
+def _rejoined(lines: list[str], idx: int, last: int, result: ParseResult) -> Record | None:
+    """A WARN that did not parse, read again with the indented lines after it: users wrap long
+    messages when they paste them (``NET/IB: Got completion from peer X`` / ``  with status=12
+    ...`` / ``  localGid ...``). Only lines that start with blanks and carry no NCCL prefix of
+    their own are taken; ``None`` when that does not give a readable record."""
+    parts = [lines[idx].rstrip()]
+    for j in range(idx + 1, min(last, idx + 1 + _MAX_WRAPPED)):
+        nxt = lines[j]
+        if not nxt[:1].isspace() or not nxt.strip() or "NCCL" in nxt:
+            break
+        parts.append(nxt.strip())
+    if len(parts) == 1:
+        return None
+    try:
+        return _parse_line(" ".join(parts), idx + 1, result)
+    except (Unreadable, ValueError, IndexError, KeyError):
+        return None
 
 
 def _parse_line(line: str, ln: int, result: ParseResult) -> Record | None:

@@ -153,10 +153,14 @@ class SocketError(NcclProblem):
 
 
 _COMPLETION_RE = re.compile(
-    r"Got completion(?: from peer(?: (?P<peer>\S+?)<(?P<port>\d+)>)?)?"
-    r" with (?:error |status=)(?P<status>\d+),? opcode[ =](?P<op>\d+),? len[ =](?P<len>\d+),?"
-    r" vendor err (?P<verr>\d+)(?: \((?P<dir>\w+)\))?"
+    r"Got completion(?: from peer(?: (?P<peer>[^\s<]+)(?:<(?P<port>\d+)>)?)?)?"
+    r" with (?:error |status=)(?:\w+\()?(?P<status>\d+)\)?,? opcode[ =](?:\w+\()?(?P<op>\d+)\)?,?"
+    r"(?: len[ =](?P<len>\d+),?)? vendor[ _]err[ =](?P<verr>\d+)(?: \((?P<dir>\w+)\))?"
 )
+"""Up to 2.20 ``with error 12, opcode 0, len 0, vendor err 129 (Recv)``; 2.21-2.26 ``with
+status=12 opcode=0 len=0 vendor err 129 (Recv)``; 2.27+ (net_ib/p2p.cc) ``with
+status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1) vendor_err=129`` (no length). The
+peer is ``addr<port>``; a paste may drop the port."""
 _LGID_RE = re.compile(r"localGid\s*(\S+)")
 _RGID_RE = re.compile(r"remoteGids?\s*(\S+)")
 _IBV_RE = re.compile(
@@ -215,7 +219,7 @@ def classify_problem(msg: str, common: LineFields, source: str | None) -> NcclPr
             status=status,
             status_name=IBV_WC_STATUS.get(status),
             opcode=int(m["op"]),
-            length_bytes=int(m["len"]),
+            length_bytes=opt_int(m["len"]),
             vendor_err=int(m["verr"]),
             direction=m["dir"],
             peer_address=m["peer"],

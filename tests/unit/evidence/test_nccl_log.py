@@ -936,3 +936,46 @@ def test_a_log_alone_is_certain_and_a_test_run_is_not() -> None:
         assert detect_kind(text) == "nccl-tests"
     env = "export NCCL_IB_HCA=mlx5_0\n" + case("nccl-log", "roce-2.27-nccl-tests-init").text()
     assert detect(env) == 0.8
+
+
+def test_completion_of_nccl_2_27_and_later() -> None:
+    # net_ib/p2p.cc (NCCL v2.30.7-1): names beside the numbers, "vendor_err=", no length
+    line = (
+        "node1:4021:4090 [0] transport/net_ib/p2p.cc:688 NCCL WARN NET/IB: Got completion from"
+        " peer 10.0.0.2<45678> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RDMA_WRITE(1)"
+        " vendor_err=129  localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_0"
+    )
+    (err,) = parse(line).of_type(IbCompletionError)
+    assert (err.status, err.opcode, err.length_bytes, err.vendor_err) == (12, 1, None, 129)
+    assert (err.peer_address, err.peer_port) == ("10.0.0.2", 45678)
+    assert err.local_gid == "::ffff:10.0.0.1"
+
+
+def test_completion_wrapped_by_hand_is_read_whole() -> None:
+    # a WARN the author wrapped over four indented lines, the peer without its port
+    # (alisachen-666/gcp-dynamo-cuj, dynamo-disagg-sweep/reports/gke-rdma-issue-a4xmax.md)
+    text = (
+        "transport/net_ib.cc:2472 NCCL WARN NET/IB: Got completion from peer 192.168.0.20\n"
+        "  with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+        "  localGid  fe80::92e3:17ff:fe1c:647c\n"
+        "  remoteGid fe80::92e3:17ff:fe20:8c8c   hca mlx5_6\n"
+        "[rank0] ncclRemoteError: A call failed possibly due to a network error ...\n"
+    )
+    res = parse(text)
+    (err,) = res.of_type(IbCompletionError)
+    assert (err.line, err.status, err.direction) == (1, 12, "Recv")
+    assert (err.peer_address, err.peer_port) == ("192.168.0.20", None)
+    assert err.local_gid == "fe80::92e3:17ff:fe1c:647c"
+    assert err.remote_gid == "fe80::92e3:17ff:fe20:8c8c"
+    assert res.warnings == []
+
+
+def test_unreadable_completion_is_not_joined_with_the_next_record() -> None:
+    # the next line is another NCCL record, not a continuation: the WARN stays unreadable
+    text = (
+        "h:1:2 [0] net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer with junk\n"
+        "h:1:2 [0] NCCL INFO transport/net.cc:1362 -> 6\n"
+    )
+    res = parse(text)
+    assert res.of_type(IbCompletionError) == []
+    assert [w.line for w in res.warnings] == [1]
