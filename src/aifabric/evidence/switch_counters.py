@@ -198,15 +198,15 @@ _PORT_COUNTS = {
     "TX_OVR": "tx_ovr",
 }
 _PORT_HDR_RE = re.compile(
-    r"^\s*IFACE\s+(?:DESC\s+)?(?:STATE\s+RX_(?:OK\s.*\bTX_OK|ERR\s.*\bTX_ERR)"
-    r"|RX_OK\s.*\bRX_DRP\s.*\bTX_OK)\b",
+    r"^\s*IFACE\s+(?:DESC\s+)?(?:STATE\s+RX_(?:OK|ERR)|RX_OK\s.*\bRX_DRP\s.*\bTX_OK)\b",
     re.IGNORECASE,
 )
 """``portstat`` (``show interfaces counters``) and its ``errors`` view (``show interfaces
 counters errors``: RX_ERR RX_DRP RX_OVR TX_ERR TX_DRP TX_OVR only); releases before 2019
 printed ``Iface`` without a ``STATE`` column and ``RX_RATE``/``TX_RATE`` for the byte rates
 (told from ``intfstat``'s router-interface table, also ``Iface`` without ``STATE``, by its
-``RX_DRP`` column)."""
+``RX_DRP`` column). A header with ``STATE`` is read as far as it goes: users cut the wide table
+after the receive columns."""
 _RATE_UNIT_RE = re.compile(r"^[KMGT]?B/s$")
 _UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
 _UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}

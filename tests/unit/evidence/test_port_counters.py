@@ -102,3 +102,16 @@ def test_markdown_bold_around_a_cell_is_dropped() -> None:
     assert (rec.port, rec.state, rec.up, rec.description) == ("Ethernet1", "U", True, None)
     assert (rec.rx_ok, rec.rx_bps, rec.rx_pps, rec.rx_util) == (692947, 2734.32e6, 318571.42, 85.45)
     assert (rec.rx_err, rec.rx_drp, rec.tx_ok, rec.tx_drp) == (0, None, 0, None)
+
+
+def test_table_cut_after_the_receive_columns_is_read_as_far_as_it_goes() -> None:
+    res = load(KIND, "portstat-cut-after-rx-chassis-issue5330")
+    recs = [r for r in res.records if isinstance(r, PortCounters)]
+    assert [r.port for r in recs] == [
+        "Ethernet0", "Ethernet-IB0", "Ethernet-Rec0", "Ethernet18", "Ethernet35",
+        "Ethernet-IB1", "Ethernet-Rec1",
+    ]  # fmt: skip
+    assert [(r.up, r.rx_ok) for r in recs if r.port.startswith("Ethernet-IB")] == [
+        (True, 4), (True, 3),
+    ]  # fmt: skip
+    assert all(r.tx_ok is None and r.rx_drp == 0 for r in recs)
