@@ -46,7 +46,7 @@ def test_several_inputs_and_a_directory(tmp_path: Path) -> None:
         "json",
     )
     doc = res.json()
-    hit = [f for f in doc["findings"] if f["check"] == "diagnose.nccl-socket-fallback"]
+    hit = [f for f in doc["findings"] if f["check"] == "diagnose.nccl-socket-no-rdma-seen"]
     assert hit and hit[0]["target"] == "gpu-node-7"  # the bundle directory names the host
 
 

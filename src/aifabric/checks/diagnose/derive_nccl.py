@@ -232,9 +232,45 @@ class SocketTransport(Record):
     reason: str = "not printed"
     iface_unreachable: str | None = None
     """A virtual interface in NCCL's socket list, when socket connections also fail."""
+    rdma_expected: bool = True
+    """Whether RDMA was meant to be there: the input shows an RDMA device or port, an RDMA
+    library or plugin that failed to load, an ``NCCL_IB_*`` setting, or the transport switched
+    off by the environment. ``False`` when NCCL found no RDMA device and nothing else in the input
+    says the hosts have one (a cloud VM or a cluster run over Ethernet on purpose)."""
 
 
 _NO_RDMA = frozenset({"socket"})
+_RDMA_HARDWARE = frozenset(
+    {
+        "ibv_device", "ibv_port", "ibstat_ca", "ibstat_port", "gid", "ib_link", "ibdev2netdev",
+        "rdma_link", "rdma_dev", "sysfs_rdma_port", "perftest_bw", "perftest_lat", "mlnx_qos",
+        "nvconfig_device", "mlxlink_link", "traffic_class", "cma_roce_tos",
+    }
+)  # fmt: skip
+"""Record types that exist only where an RDMA adapter is (docs/evidence.md)."""
+
+
+def _rdma_expected(ev: Evidence, reason: str) -> bool:
+    """Whether the input says RDMA should have been used (see :class:`SocketTransport`)."""
+    if reason not in ("NET/IB : No device found", "not printed") and "libibverbs" not in reason:
+        return True  # a network plugin that failed to load, or the environment's own setting
+    # no device, or no verbs library: what a server without an RDMA adapter prints too
+    for item in ev.items:
+        rec = item.record
+        kind = rec.record_type
+        if kind in _RDMA_HARDWARE:
+            return True
+        if kind == "ibv_devices" and getattr(rec, "devices", None):
+            return True
+        if kind == "nccl_env" and str(getattr(rec, "name", "")).startswith("NCCL_IB_"):
+            return True
+        if kind == "pci_device" and (
+            str(getattr(rec, "vendor_device_id", "")).lower().startswith("15b3:")
+            or getattr(rec, "kernel_driver", None) in ("mlx5_core", "mlx4_core", "bnxt_en", "irdma")
+            or "Mellanox" in str(getattr(rec, "description", ""))
+        ):
+            return True
+    return False
 _CONNECT_FAILED = ("timed out", "refused", "unreachable", "No route")
 
 
@@ -321,5 +357,6 @@ def _socket_transport(ev: Evidence) -> Iterator[Item]:
             explicit=explicit,
             reason=reason,
             iface_unreachable=virtual,
+            rdma_expected=_rdma_expected(ev, reason),
         )
         yield Item(rec, first.file, subject, first.kind)
