@@ -324,6 +324,7 @@ def load_evidence(
         derive_counters,
         derive_nccl,
         derive_perf,
+        derive_switch,
     )
 
     for fn in _DERIVERS:

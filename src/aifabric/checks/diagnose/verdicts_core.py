@@ -57,8 +57,9 @@ verdict                                  records                                
 ======================================  =====================================  ==================
 
 Not judged here: ``ethtool -S`` snapshots (totals since the driver loaded; growth between two
-snapshots is what the counter rules read), ``mlnx_qos``, ``tc`` and switch configurations (the
-verify checks compare them with intent), NCCL's Socket transport (``diagnose.nccl-socket-
+snapshots is what the counter rules read), ``mlnx_qos``, ``tc`` and switch configurations against
+an intent (the verify checks do that; a switch config's own consistency is judged in
+:mod:`.verdicts_switch_qos`), NCCL's Socket transport (``diagnose.nccl-socket-
 fallback``), PCIe ACS redirect (``diagnose.pcie-acs-redirect``), the ``Avg bus bandwidth``
 against the hardware (``diagnose.busbw-below-estimate``).
 
