@@ -379,8 +379,9 @@ _PREFIX = re.compile(
     r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
     r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
     r"|(?P<svc>[A-Za-z][\w.\-]{0,62})[ \t]+\|[ \t]?"  # docker compose: "web-1    | "
-    r"|(?P<quote>>[ \t]?|\+(?![+\d])|\#[ \t](?![ \t]*(?:nThread|Rank|Using|size|Out|Avg)\b))"
-    # a mail or markdown quote; a diff's added line; output kept in a script as comments
+    r"|(?P<quote>(?:>[ \t]?)++|\+(?![+\d])|\#[ \t](?![ \t]*(?:nThread|Rank|Using|size|Out|Avg)\b))"
+    # a mail or markdown quote, any depth ("> > > ", ">>> "); a diff's added line; output kept
+    # in a script as comments
     # ("#<TAB>Identifier : 0x03"), but not nccl-tests' own "# nThread"/"# Rank"/"# size" lines
     r")"
 )

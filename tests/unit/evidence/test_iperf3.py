@@ -222,3 +222,18 @@ def test_run_numbers_round_trip(nbytes: int, streams: int, tos: int) -> None:
     assert (run.streams, run.tos, run.dscp) == (streams, tos, tos >> 2)
     assert run.sent_bytes == (nbytes or None)
     assert run.retransmits == (3 if nbytes else None)
+
+
+def test_rows_without_the_header_are_detected() -> None:
+    # a window of a real text run (its interval rows without the "[ ID]" header), and only its
+    # [SUM] lines, as users grep them
+    text = case("iperf3", "lab-tcp-p4-text-client").text()
+    rows = [x for x in text.splitlines() if x.startswith("[") and "sec" in x and "ID]" not in x]
+    window = "\n".join(rows[:3]) + "\n"
+    assert detect_kind(window) == "iperf3"
+    assert parse_text(window, "iperf3").of_type(Iperf3Interval)
+    sums = "\n".join(x for x in rows if x.startswith("[SUM]") and x.rstrip().endswith(("er",)))
+    assert sums.count("[SUM]") == 2  # the sender and receiver totals
+    assert detect_kind(sums + "\n") == "iperf3"
+    (run,) = parse_text(sums + "\n", "iperf3").of_type(Iperf3Run)
+    assert (run.format, run.sent_gbps, run.received_gbps) == ("text", 9.92, 9.85)

@@ -180,3 +180,13 @@ def test_rdma_dev_lines_of_the_transcript_are_devices() -> None:
         (0, "bnxt_re0", "roce", "231.0.154.0", 8), (1, "bnxt_re1", "roce", "231.0.154.0", 9),
     ]  # fmt: skip
     assert devs[0].node_guid == "8e84:74ff:fe1f:2550" and devs[0].node_type == "ca"
+
+
+def test_a_quote_of_any_depth_is_stripped() -> None:
+    # the mail-quoted ibstatus fixture quoted again three times over, in both styles mail
+    # clients use ("> > > >" and ">>>>")
+    parts, kind = _parts("ibstatus-mail-quoted-with-prose")
+    text = decode_capture((PASTES / "ibstatus-mail-quoted-with-prose" / "input.txt").read_bytes())
+    for deeper in ("> > > ", ">>>"):
+        again = "".join(deeper + line for line in text.splitlines(keepends=True))
+        assert _records_of(parse_paste(again), kind) == _records_of(parts, kind) > 0
