@@ -208,18 +208,22 @@ def _classes(entry: Signature) -> list[str]:
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.id for e in ENTRIES])
 def test_pattern_is_fast_on_100k_lines(entry: Signature) -> None:
     rx = entry.regex()
-    worst = 0.0
-    for ch in _classes(entry):
-        line = ch * 100_000
-        start = time.perf_counter()
-        rx.search(line)
-        worst = max(worst, time.perf_counter() - start)
-    for ex in entry.examples[:2]:
-        half = ex[: len(ex) // 2]
-        for line in (half + "a" * 100_000, half + " x" * 50_000):
+
+    def timed(line: str) -> float:
+        # the best of three: a busy machine (a parallel test worker) must not fail a linear
+        # pattern, a quadratic one is slow every time
+        best = float("inf")
+        for _ in range(3):
             start = time.perf_counter()
             rx.search(line)
-            worst = max(worst, time.perf_counter() - start)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    lines = [ch * 100_000 for ch in _classes(entry)]
+    for ex in entry.examples[:2]:
+        half = ex[: len(ex) // 2]
+        lines += [half + "a" * 100_000, half + " x" * 50_000]
+    worst = max(timed(line) for line in lines)
     assert worst < 0.05, f"{entry.id}: {worst * 1000:.1f} ms on a 100k-character line"
 
 
