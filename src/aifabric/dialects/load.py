@@ -32,7 +32,7 @@ from aifabric.evidence import parse_file
 from aifabric.evidence.base import ParseResult
 from aifabric.inputs import is_parsed_companion
 
-__all__ = ["SWITCH_KINDS", "load_observed"]
+__all__ = ["SWITCH_KINDS", "interpreter", "load_observed"]
 
 
 class _Interpret(Protocol):
@@ -63,7 +63,9 @@ _SKIP_NAMES = {
 """Names the readers pass over: fixture metadata, probe manifests, render's change plans."""
 
 
-def _interpreter(kind: str) -> _Interpret:
+def interpreter(kind: str) -> _Interpret:
+    """The ``interpret(result, file=, name=)`` of a switch-config kind (``SWITCH_KINDS``): what
+    verify and diagnose (``checks/diagnose/derive_switch.py``) read a parsed config with."""
     module = importlib.import_module(SWITCH_KINDS[kind])
     return cast(_Interpret, module.interpret)
 
@@ -145,7 +147,7 @@ def load_observed(
             if len(result.warnings) > 5:
                 obs.skipped.append(f"{rel}: {len(result.warnings) - 5} more unread lines")
             if result.kind in SWITCH_KINDS:
-                dev = _interpreter(result.kind)(result, file=rel, name=name)
+                dev = interpreter(result.kind)(result, file=rel, name=name)
                 _add(obs, dev)
             elif result.kind in host_dialect.HOST_KINDS:
                 host_files.setdefault(name, []).append((rel, result))

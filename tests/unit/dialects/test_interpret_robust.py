@@ -12,7 +12,7 @@ from aifabric.catalog import load_catalog
 from aifabric.checks import CheckContext, run_checks
 from aifabric.design import load_fabric
 from aifabric.dialects.host import interpret as host_interpret
-from aifabric.dialects.load import SWITCH_KINDS, _interpreter
+from aifabric.dialects.load import SWITCH_KINDS, interpreter
 from aifabric.dialects.observed import Observed
 from aifabric.evidence import parse_text
 
@@ -50,7 +50,7 @@ def mangled(draw: st.DrawFn) -> tuple[str, str]:
 def test_interpret_and_verify_never_raise(case: tuple[str, str]) -> None:
     kind, text = case
     result = parse_text(text, kind)
-    dev = _interpreter(kind)(result, file="leaf01.cfg", name="leaf01")
+    dev = interpreter(kind)(result, file="leaf01.cfg", name="leaf01")
     assert dev.role == "switch"
     ctx = CheckContext(FABRIC, CATALOG, Observed(devices={"leaf01": dev}))
     for f in run_checks(ctx, category="verify"):

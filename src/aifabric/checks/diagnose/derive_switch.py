@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from aifabric.checks.diagnose.engine import Evidence, Item, deriver
-from aifabric.dialects.load import SWITCH_KINDS
+from aifabric.dialects.load import SWITCH_KINDS, interpreter
 from aifabric.dialects.observed import PortView
 from aifabric.evidence.base import Record
 
@@ -88,13 +88,11 @@ def switch_qos(dev: ObservedDevice, line: int) -> SwitchQos | None:
 @deriver
 def _switch_configs(ev: Evidence) -> Iterator[Item]:
     """One ``switch_qos`` record per switch-config capture that states PFC."""
-    from aifabric.dialects.load import _interpreter  # noqa: PLC0415
-
     for ef in ev.files:
         if ef.kind not in SWITCH_KINDS or not ef.result.records:
             continue
         try:
-            dev = _interpreter(ef.kind)(ef.result, file=ef.path, name=ef.subject)
+            dev = interpreter(ef.kind)(ef.result, file=ef.path, name=ef.subject)
         except (ValueError, KeyError, TypeError, AttributeError):
             continue  # an excerpt the interpreter cannot place: the parse warnings say so
         first = min((r.line for r in ef.result.records if r.line), default=1)
