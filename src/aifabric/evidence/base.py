@@ -212,6 +212,8 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
         text = _ANSI_RE.sub("", text)
     if "\u201c" in text or "\u201d" in text:
         text = text.translate(_TYPOGRAPHIC_QUOTES)
+    if "\u00a0" in text:
+        text = text.replace("\u00a0", " ")
     return text
 
 
@@ -221,7 +223,9 @@ _TYPOGRAPHIC_QUOTES = str.maketrans({
 })  # fmt: skip
 """Curly quotes a web page, word processor or chat client put where the tool printed ASCII ones
 (no tool prints them; a documentation page's ``config_db.json`` excerpt does): made straight
-again, one character for one, so JSON excerpts parse and line and column positions stay."""
+again, one character for one, so JSON excerpts parse and line and column positions stay. The
+same for no-break spaces (U+00A0), which mail clients and web pages put in indentation and
+between columns: a space again."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -80,6 +80,10 @@ class QosReport(Record):
     """The ``priority`` header row of the PFC table (normally 0..7)."""
     priority_to_buffer: dict[int, int] = field(default_factory=dict)
     tcs: list[QosTc] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    """Features mlnx_qos reported as "not supported on your system" (``Priority trust state``,
+    ``Buffers commands``, ``Rate limit``, ``ETS features``): what it prints for an interface
+    whose driver has no DCB/QoS support for it, e.g. a VLAN, a bond or a non-mlx5 device."""
 
     def priority_tc(self) -> dict[int, int]:
         """Priority → traffic class, from the ``priority:`` lines under each ``tc:``."""
@@ -95,11 +99,14 @@ _TC_PRIO_RE = re.compile(r"^\s*priority\s*:\s*(\d+)\s*$")
 _ROW_RE = re.compile(r"^\s*(priority|enabled|buffer)(?:\s*+:|(?>\s*(?=\s)))((?:\s+\d+)+)\s*$")
 _CMD_RE = re.compile(r"mlnx_qos\b.*?(?:-i|--interface)[\s=]+(\S+)")
 _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
+_UNSUPPORTED_RE = re.compile(r"^\s*(\S.{0,80}?) (?:is|are) not supported on your system!?\s*$")
 _RATE_RE = re.compile(r"(?<![\d.])([\d.]++)\s*+([KMG])bps", re.IGNORECASE)  # from a run's start
 
 
 def _detect_mlnx_qos(text: str) -> float:
-    if "Priority trust state" in text or "dscp2prio mapping" in text:
+    if "Priority trust state" in text or "dscp2prio mapping" in text or (
+        "not supported on your system" in text and "mlnx_qos" in text
+    ):
         return 0.95
     if "PFC configuration:" in text and "tsa:" in text:
         return 0.95
@@ -168,6 +175,13 @@ def parse_mlnx_qos(text: str) -> ParseResult:
             rep.trust = stripped.split(":", 1)[1].strip() or None
             rep.end_line = lineno
             continue
+        um = _UNSUPPORTED_RE.match(raw)
+        if um is not None:
+            if rep is None or rep.trust is not None or rep.tcs:
+                rep = start(lineno)
+            rep.unsupported.append(um.group(1))
+            rep.end_line = lineno
+            continue
         if _PROMPT_RE.match(raw):
             cm = _CMD_RE.search(raw)
             pending_iface = cm.group(1) if cm is not None else None
@@ -233,7 +247,12 @@ def parse_mlnx_qos(text: str) -> ParseResult:
             lineno, "expected an mlnx_qos report line (key: value, prio:/tc: line, PFC row)", raw
         )
     for r in res.records:
-        if isinstance(r, QosReport) and not r.pfc_priorities_listed and not r.tcs:
+        if (
+            isinstance(r, QosReport)
+            and not r.pfc_priorities_listed
+            and not r.tcs
+            and not r.unsupported
+        ):
             res.warn(
                 r.end_line or r.line,
                 "mlnx_qos report ends before its PFC and TC sections (truncated?)",

@@ -82,6 +82,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "rdma_tools",
     "ucx",
     "gpu_topo",
+    "p2p_bandwidth",
     "host_limits",
     "host_roce",
     "host_script",

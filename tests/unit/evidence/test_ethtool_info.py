@@ -5,11 +5,13 @@ Expected values were read by hand from the captures under
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aifabric.evidence import detect_kind, detect_scores, parse_text
+from aifabric.evidence import decode_capture, detect_kind, detect_scores, parse_text
 from aifabric.evidence.ethtool_info import EthtoolDriver, EthtoolLink
 from tests.unit.evidence.fixtures import (
     all_cases,
@@ -146,3 +148,14 @@ def test_speed_round_trips(speed: int, duplex: str, up: bool) -> None:
     assert detect_kind(text) == KIND
     [ln] = parse_text(text, KIND).of_type(EthtoolLink)
     assert (ln.speed_mbps, ln.duplex, ln.link_detected) == (speed, duplex, up)
+
+
+@pytest.mark.parametrize("c", [c for c in all_cases() if c.kind == KIND], ids=lambda c: c.id)
+def test_no_break_space_indentation_reads_as_spaces(c: Any) -> None:
+    # mail clients and web pages indent with U+00A0 (a real ixgbe capture on intel-wired-lan was
+    # indented so): the capture decoded with them reads like the original
+    nbsp = c.text().replace("    ", "\u00a0\u00a0 \u00a0").encode("utf-8")
+    text = decode_capture(nbsp, "x")
+    assert detect_kind(text) == "ethtool-info"
+    a, b = c.parse(), parse_text(text, "ethtool-info")
+    assert [r.to_json() for r in b.records] == [r.to_json() for r in a.records]

@@ -157,3 +157,34 @@ def test_original_community_page_indented_with_blank_lines() -> None:
     assert rep.priority_tc()[1] == 0
     assert rep.priority_tc()[0] == 1
     assert rep.end_line == 49
+
+
+UNSUPPORTED = """jdamato@test:~/mlnx-tools/python$ ./mlnx_qos -i vlan401
+Priority trust state is not supported on your system
+Buffers commands are not supported on your system
+Rate limit is not supported on your system!
+ETS features are not supported on your system
+"""
+"""source: https://lore.kernel.org/intel-wired-lan/ (mlnx_qos from Mellanox/mlnx-tools run on a
+VLAN interface; the lines as mlnx_qos prints them: benchmarks/captures/frozen13, recorded after
+its measurement)."""
+
+
+def test_not_supported_lines_are_a_report_of_what_is_missing() -> None:
+    assert detect_kind(UNSUPPORTED) == "mlnx-qos"
+    res = parse_mlnx_qos(UNSUPPORTED)
+    (rep,) = res.of_type(QosReport)
+    assert rep.interface == "vlan401"
+    assert rep.unsupported == [
+        "Priority trust state", "Buffers commands", "Rate limit", "ETS features",
+    ]  # fmt: skip
+    assert not res.warnings  # not a truncated report: mlnx_qos printed all it could
+
+
+def test_a_report_with_nothing_supported_is_a_qos_warning(tmp_path: Any) -> None:
+    from aifabric.checks.diagnose import diagnose, load_evidence  # noqa: PLC0415
+
+    f = tmp_path / "qos.txt"
+    f.write_text(UNSUPPORTED, encoding="utf-8")
+    (v,) = [x for x in diagnose(load_evidence([f])).findings if x.check.endswith("qos-unsupported")]
+    assert v.severity == "warning" and v.cause == "config.qos" and "vlan401" in v.message

@@ -690,3 +690,35 @@ def _global_pause(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         refs=("S12",),
         confidence=0.5 if frames else 0.3,
     )
+
+
+@verdict("mlnx_qos")
+def _mlnx_qos_unsupported(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    if not isinstance(rec, QosReport) or not rec.unsupported or rec.trust or rec.tcs:
+        return
+    where = rec.interface or "this interface"
+    yield Verdict(
+        id="diagnose.mlnx-qos-unsupported",
+        severity="warning",
+        cause="config.qos",
+        message=(
+            f"mlnx_qos cannot read or set QoS on {where}: "
+            f"{', '.join(rec.unsupported)} not supported; lossless settings (trust, PFC, "
+            "buffers, ETS) live on the ConnectX physical port, not on a VLAN, bond or other "
+            "upper device, and need the mlx5 driver's DCB support"
+        ),
+        explanation=(
+            "mlnx_qos (Mellanox/mlnx-tools, python/mlnx_qos) asks the interface's driver for "
+            "each feature through DCB netlink and prints '<feature> is not supported on your "
+            "system' when it does not answer: the interface is not an mlx5 port (a VLAN, a bond, "
+            "a VF without QoS rights, another vendor's NIC) or the driver was built without "
+            "DCB. Nothing was configured, whatever the script that ran it believed (S12)."
+        ),
+        fix=(
+            "Run mlnx_qos -i on the physical port under the VLAN or bond (ip -d link show "
+            "IFACE shows it; for a bond, each member), e.g. mlnx_qos -i ens1f0 --trust dscp "
+            "--pfc 0,0,0,1,0,0,0,0; on a VF, set QoS on the PF."
+        ),
+        refs=("S12", "S14"),
+        confidence=0.5,
+    )

@@ -23,6 +23,7 @@ from aifabric.checks.diagnose.verdict_support import (
 )
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
+from aifabric.evidence.p2p_bandwidth import SAMPLE_SOURCE, P2PMatrix
 from aifabric.evidence.pcie import KernelEvent, PciDevice, PcieBandwidth, pcie_generation
 
 if TYPE_CHECKING:
@@ -519,4 +520,77 @@ def _link_down_event(rec: KernelEvent, ev: Evidence, dev: str) -> Iterator[Verdi
         ),
         refs=("S16", "S20"),
         confidence=0.4,
+    )
+
+
+# -- GPU peer-to-peer (p2pBandwidthLatencyTest) ----------------------------------------------------
+
+P2P_SLOW_RATIO = 0.5
+"""A GPU pair whose peer-to-peer copies reach less than this share of the same copies staged
+through host memory. A direct copy crosses the PCIe path between the two GPUs once; the staged
+one crosses each GPU's link to the host and host memory. Peer-to-peer is at least as fast
+wherever the path is healthy (the sample's own healthy outputs: NVLink pairs ten times faster,
+PCIe pairs under one switch or root complex as fast or faster). Half of it is far outside that
+spread: the peer traffic is redirected (ACS) or translated (IOMMU) on its way."""
+
+_NCCL_ACS = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+    "#pci-access-control-services-acs"
+)
+
+
+@verdict("p2p_matrix")
+def _p2p_slower_than_staged(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    if not isinstance(rec, P2PMatrix) or not rec.p2p or rec.staged is None:
+        return
+    pairs: list[tuple[float, int, int, float, float]] = []
+    total = 0
+    for src in rec.rows:
+        for dst in rec.columns:
+            if src == dst:
+                continue
+            p2p, staged = rec.value(src, dst), rec.value(src, dst, rec.staged)
+            if p2p is None or staged is None or staged <= 0:
+                continue
+            total += 1
+            if p2p < P2P_SLOW_RATIO * staged:
+                pairs.append((p2p / staged, src, dst, p2p, staged))
+    if not pairs:
+        return
+    ratio, src, dst, p2p, staged = min(pairs)
+    what = {"uni": "one-way", "bi": "two-way"}.get(rec.direction or "", "")
+    how = f" ({rec.method})" if rec.method else ""
+    yield Verdict(
+        id="diagnose.gpu-p2p-slower-than-host-copy",
+        severity="error",
+        cause="host.pcie",
+        message=(
+            f"GPU peer-to-peer {what} copies{how} slower than copies through host memory on "
+            f"{len(pairs)} of {total} GPU pairs: GPU{src} -> GPU{dst} {_fmt(p2p)} GB/s with P2P "
+            f"against {_fmt(staged)} GB/s without ({ratio:.0%}); peer traffic is redirected "
+            "through the root complex (PCIe ACS) or translated by the IOMMU, and NCCL's P2P "
+            "transport between these GPUs will be slow or hang"
+        ),
+        explanation=(
+            f"p2pBandwidthLatencyTest ({SAMPLE_SOURCE}) times the same copies twice: staged "
+            "through host memory (P2P=Disabled) and GPU to GPU (P2P=Enabled, the matrix on "
+            f"line {rec.line}, against the P2P=Disabled one of the same direction). A direct copy "
+            "crosses the path between the GPUs once; it is slower than the staged copy only "
+            "when something on that path intervenes: Access Control Services on a PCIe switch "
+            "or root port redirect peer requests up to the root complex, and an IOMMU that is "
+            "not in pass-through mode translates (and can fault) every peer access. A pair is "
+            f"flagged below {P2P_SLOW_RATIO:.0%} of the staged figure. NCCL's troubleshooting "
+            f"guide names both causes for slow or hanging intra-node P2P ({_NCCL_ACS})."
+        ),
+        fix=(
+            "Check ACS on the bridges above the GPUs (`lspci -vvv | grep ACSCtl`: SrcValid+ or "
+            "ReqRedir+ means on; disable it in the BIOS or with `setpci -s BDF "
+            "ECAP_ACS+0x6.w=0000` after each boot) and the IOMMU (`dmesg | grep -i -e DMAR -e "
+            "AMD-Vi`; `iommu=pt` or IOMMU off on bare metal). Until fixed, NCCL_P2P_DISABLE=1 "
+            "avoids the hang at the cost of bandwidth. Rerun the test: P2P=Enabled should be at "
+            "least the P2P=Disabled figure."
+        ),
+        refs=("S9", "S20"),
+        confidence=0.7,
+        line=rec.line,
     )
