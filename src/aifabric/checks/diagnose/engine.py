@@ -196,6 +196,7 @@ _ERRORISH = re.compile(
     r"|No such)\b"
     r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
     r"|(?:^|\s)-E- "
+    r"|(?:Error|Exception|error): "
 )
 """What makes a line look like an error: its words, as programs print them, or the E (error)
 and F (fatal) severity prefix of the glog/klog line format ``Lmmdd hh:mm:ss.uuuuuu tid
@@ -203,7 +204,10 @@ file:line] msg`` (Mooncake, Kubernetes components and device plug-ins, PyTorch e
 such a program logs at error level is an error whatever its words. W (warning) lines are not
 taken: torchrun prints its routine OMP_NUM_THREADS notice at that level. ``-E- `` is the error
 prefix of every NVIDIA MFT/mstflint tool (mlxconfig, mlxlink, flint, mst: ``printf("-E- %s\\n",
-...)`` in mstflint); their ``-W-``/``-I-`` lines are notes."""
+...)`` in mstflint); their ``-W-``/``-I-`` lines are notes. An exception line in the form
+Python and Java print it, ``ValueError: ...``, ``socket.gaierror: ...``,
+``torch.distributed.DistBackendError: ...``, is an error whatever its words (the class name
+joins ``Error`` to a prefix, so the word test alone misses it)."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
