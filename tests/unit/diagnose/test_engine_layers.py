@@ -171,3 +171,18 @@ def test_every_verdict_and_catalogue_finding_on_real_captures_is_explained() -> 
                 finding.refs,
             )
     assert checked > 100
+
+
+def test_a_part_its_parser_read_nothing_from_is_scanned_like_text(tmp_path: Path) -> None:
+    # a marker quoted in prose ("No IB devices found" is what ibv_devinfo prints) makes the part
+    # look like ibv_devinfo output; the parser reads no device from it, and the line must still
+    # reach the catalogues (source: a linux-rdma thread about siw, the frozen17 regression set)
+    f = tmp_path / "note.txt"
+    f.write_text(
+        "After booting the new kernel I manually loaded the kernel module by\n\n"
+        "     modprobe siw\n\n"
+        'Then ibv_devinfo shows: "No IB devices found".\n',
+        encoding="utf-8",
+    )
+    found = diagnose(load_evidence([f])).findings
+    assert any(x.check == "signature.rdma-core.no-ib-devices" for x in found), found

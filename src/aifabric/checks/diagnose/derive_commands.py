@@ -9,6 +9,9 @@ lines), for settings that live only on the command line.
   ``libibverbs/examples/rc_pingpong.c`` usage() and ``ibv_rc_pingpong(1)``
   (https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/man/ibv_rc_pingpong.1); perftest
   ``src/perftest_parameters.c`` usage (https://github.com/linux-rdma/perftest).
+- ``mtu_choice``: the path MTU the same tools were told to use (``-m, --mtu=SIZE``: 256, 512,
+  1024, 2048 or 4096 bytes; the pingpong examples default to 1024, perftest to the port's
+  active MTU), with the device when named. Same sources.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import ClassVar
 from aifabric.checks.diagnose.engine import TEXT_KIND, Evidence, Item, deriver
 from aifabric.evidence.base import Record
 
-__all__ = ["GidIndexChoice", "gid_choices"]
+__all__ = ["GidIndexChoice", "MtuChoice", "gid_choices", "mtu_choice"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -36,12 +39,25 @@ class GidIndexChoice(Record):
     command: str
 
 
+@dataclass(slots=True, kw_only=True)
+class MtuChoice(Record):
+    """A test tool run with an explicit path MTU."""
+
+    record_type: ClassVar[str] = "mtu_choice"
+
+    tool: str
+    mtu: int
+    device: str | None = None
+    command: str
+
+
 _TOOL_RE = re.compile(
     r"(?:^|[\s/;&|(])(?P<tool>ibv_(?:rc|uc|ud|srq|xsrq)_pingpong|ib_(?:write|read|send|atomic)_"
     r"(?:bw|lat)|raw_ethernet_(?:bw|lat|burst_lat|fs_rate))(?=\s|$)(?P<args>[^\n]*)"
 )
 _PINGPONG_GID_RE = re.compile(r"(?:^|\s)(?:-g\s*|--gid-idx[=\s]+)(\d{1,3})(?=\s|$)")
 _PERFTEST_GID_RE = re.compile(r"(?:^|\s)(?:-x\s*|--gid-index[=\s]+)(\d{1,3})(?=\s|$)")
+_MTU_RE = re.compile(r"(?:^|\s)(?:-m\s*|--mtu[=\s]+)(256|512|1024|2048|4096)(?=\s|$)")
 _DEV_RE = re.compile(r"(?:^|\s)(?:-d\s*|--ib-dev[=\s]+)([\w.\-]+)")
 
 
@@ -56,6 +72,19 @@ def gid_choices(line: str) -> tuple[str, int, str | None] | None:
         return None
     dev = _DEV_RE.search(args)
     return tool, int(gid.group(1)), dev.group(1) if dev else None
+
+
+def mtu_choice(line: str) -> tuple[str, int, str | None] | None:
+    """(tool, path MTU, device) of a command line that sets the path MTU, else None."""
+    m = _TOOL_RE.search(line)
+    if m is None:
+        return None
+    tool, args = m.group("tool"), m.group("args")
+    mtu = _MTU_RE.search(args)
+    if mtu is None:
+        return None
+    dev = _DEV_RE.search(args)
+    return tool, int(mtu.group(1)), dev.group(1) if dev else None
 
 
 @deriver
@@ -76,11 +105,16 @@ def _gid_index_choices(ev: Evidence) -> Iterator[Item]:
             text = ef.lines[n - 1]
             if "pingpong" not in text and "ib_" not in text and "raw_ethernet" not in text:
                 continue
+            command = text.strip()[:200]
             got = gid_choices(text)
-            if got is None:
-                continue
-            tool, index, device = got
-            rec = GidIndexChoice(
-                line=n, tool=tool, index=index, device=device, command=text.strip()[:200]
-            )
-            yield Item(rec, ef, ef.subject, "command")
+            if got is not None:
+                tool, index, device = got
+                rec: Record = GidIndexChoice(
+                    line=n, tool=tool, index=index, device=device, command=command
+                )
+                yield Item(rec, ef, ef.subject, "command")
+            mtu = mtu_choice(text)
+            if mtu is not None:
+                tool, size, device = mtu
+                rec = MtuChoice(line=n, tool=tool, mtu=size, device=device, command=command)
+                yield Item(rec, ef, ef.subject, "command")

@@ -314,7 +314,9 @@ def load_evidence(
                 for rec in result.records:
                     who = host or getattr(rec, "host", None) or subject
                     ev.items.append(Item(rec, ef, str(who), kind))
-                if kind in SCANNED_KINDS and not part.companion:
+                if (kind in SCANNED_KINDS or not result.records) and not part.companion:
+                    # a part its parser read nothing from is scanned like text: its kind was a
+                    # guess (a marker quoted in prose), and nothing it says may be lost
                     _scan(ev, ef, index)
     for cap in captures:
         ef = EvidenceFile(cap.path, cap.kind, cap.result, cap.lines, cap.subject, cap.numbers)

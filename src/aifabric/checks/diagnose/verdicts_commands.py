@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from aifabric.checks.diagnose.derive_commands import GidIndexChoice
+from aifabric.checks.diagnose.derive_commands import GidIndexChoice, MtuChoice
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
 from aifabric.evidence.infiniband import IbstatPort, IbvPort
@@ -62,4 +62,58 @@ def _gid_index_zero(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         ),
         refs=("S15",),
         confidence=0.45,
+    )
+
+
+def _active_mtu(ev: Evidence, device: str | None) -> tuple[str, int, str | None] | None:
+    """(device, active MTU in bytes, link layer) of the first ibv_devinfo port the input shows
+    for ``device`` (any device when ``None``)."""
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, IbvPort) and rec.active_mtu_bytes and (
+            device is None or rec.hca_id == device
+        ):
+            return rec.hca_id, rec.active_mtu_bytes, rec.link_layer
+    return None
+
+
+@verdict("mtu_choice")
+def _mtu_above_active(rec: Record, ev: Evidence) -> Iterator[Verdict]:
+    """An RDMA test run with a path MTU above the port's active MTU."""
+    if not isinstance(rec, MtuChoice):
+        return
+    port = _active_mtu(ev, rec.device)
+    if port is None or rec.mtu <= port[1]:
+        return
+    dev, active, layer = port
+    roce = layer == "Ethernet"
+    why = (
+        "on RoCE the active MTU is the largest IB MTU that fits the net device's MTU (1024 "
+        "for an Ethernet MTU of 1500, 4096 only from about 4200 up)"
+        if roce
+        else "the port and subnet manager agreed on that MTU"
+    )
+    yield Verdict(
+        id="diagnose.rdma-path-mtu-above-active",
+        severity="error",
+        cause="fabric.mtu",
+        message=(
+            f"{rec.tool} asks for a path MTU of {rec.mtu} bytes but {dev} runs with an active "
+            f"MTU of {active}: packets larger than the path carries are dropped, and the "
+            "first send ends in 'transport retry counter exceeded'"
+        ),
+        explanation=(
+            f"-m/--mtu sets the queue pair's path MTU (rdma-core rc_pingpong.c usage; perftest "
+            f"perftest_parameters.c). ibv_devinfo shows {dev}'s active_mtu {active}: {why}. A "
+            "QP whose path MTU is larger sends packets the link (or, on RoCE, the Ethernet "
+            "path) cannot carry; they are lost and the sender retries until the retry counter "
+            "runs out (IBV_WC_RETRY_EXC_ERR, status 12) (S11, S20)."
+        ),
+        fix=(
+            f"Use -m {active} (or leave -m out: perftest then uses the port's MTU), or raise "
+            "the MTU of the path: on RoCE the netdev MTU on both hosts and every switch port "
+            "(9000 gives an active MTU of 4096)."
+        ),
+        refs=("S11", "S20"),
+        confidence=0.6,
     )

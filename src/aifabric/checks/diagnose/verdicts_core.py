@@ -54,6 +54,12 @@ verdict                                  records                                
                                          with GID 0 on a RoCE port)
 ``diagnose.host-firewall-closed``        ``iptables_chain`` INPUT (policy or a  config.firewall
                                          final DROP/REJECT, few ports open)
+``diagnose.rdma-path-mtu-above-active``  ``mtu_choice`` (a test tool run with   fabric.mtu
+                                         -m above ibv_devinfo's active_mtu)
+``diagnose.gpu-p2p-slower-than-host-``   ``p2p_matrix`` (P2P=Enabled below      host.pcie
+``copy``                                 half of P2P=Disabled)
+``diagnose.mlnx-qos-unsupported``        ``mlnx_qos`` (only "not supported"     config.qos
+                                         lines)
 ======================================  =====================================  ==================
 
 Not judged here: ``ethtool -S`` snapshots (totals since the driver loaded; growth between two
