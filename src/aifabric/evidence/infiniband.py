@@ -499,6 +499,7 @@ _CA_RE = re.compile(r"^\s*(?:CA|(?:CA|Switch|Router|RNIC):) '([^']*)'\s*$")
 then one port's fields without indentation; ``port_dump(..., alone)`` in infiniband-diags
 ``ibstat.c``)."""
 _IBSTAT_PORT_RE = re.compile(r"^\s*Port (\d+):\s*$")
+_IBSTAT_PORT_LINE_RE = re.compile(r"(?m)^[ \t]*Port \d+:[ \t]*$")
 _IBSTAT_KV_RE = re.compile(r"^\s*([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*+((?:.*\S)?)\s*$")
 
 
@@ -520,10 +521,10 @@ def _detect_ibstat(text: str) -> float:
         return 0.95
     if "CA: '" in text and "Physical state:" in text:
         return 0.9  # ibstat CA PORT
-    if "Physical state: " in text and (
-        len({m.group(1).split(":", 1)[0] for m in _IBSTAT_EXCERPT_RE.finditer(text)}) >= 3
-    ):
-        return 0.8  # a port block without its CA line (an excerpt)
+    if "Physical state: " in text:
+        keys = len({m.group(1).split(":", 1)[0] for m in _IBSTAT_EXCERPT_RE.finditer(text)})
+        if keys >= 3 or (keys >= 2 and _IBSTAT_PORT_LINE_RE.search(text) is not None):
+            return 0.8  # a port block without its CA line (an excerpt)
     if "Physical state:" in text and "Link layer:" in text:
         return 0.6
     return 0.0

@@ -153,6 +153,28 @@ _BARE_DF_ROW_RE = re.compile(
 ``-h`` (powers of 1024), bare numbers df's default 1K blocks."""
 
 
+def _bare_df_listing(text: str) -> float:
+    """A window of a df table without its header: at least three rows, nearly every non-blank
+    line; 0.9 when one of them is a shared-memory mount (``/dev/shm``, or a container's ``shm``
+    as the host lists it: ``.../containers/ID/shm``, ``.../sandboxes/ID/shm``), else 0.6."""
+    if text.count("% /", 0, 65536) < 3:
+        return 0.0  # cheap: every df row ends "NN% /mount"
+    rows = nonblank = shm = 0
+    for raw in text.splitlines()[:200]:
+        line = _clean(raw).strip()
+        if not line:
+            continue
+        nonblank += 1
+        m = _BARE_DF_ROW_RE.match(line)
+        if m is not None:
+            rows += 1
+            mount = m.group("mount").rstrip("/")
+            shm += mount == "/dev/shm" or (m.group("fs") == "shm" and mount.endswith("/shm"))
+    if rows < 3 or rows < 0.8 * nonblank:
+        return 0.0
+    return 0.9 if shm else 0.6
+
+
 def _detect(text: str) -> float:
     if (
         "Filesystem" not in text
@@ -162,7 +184,9 @@ def _detect(text: str) -> float:
             and _LS_QUICK_RE.search(text) is not None
         )
     ):
-        return 0.0  # no df header, no /dev/shm, no listing of a library's segments
+        # no df header, no /dev/shm, no listing of a library's segments: a headerless window
+        # of a df table at most
+        return _bare_df_listing(text)
     bare_shm_row = False
     ls_cmd = False
     for raw in text.splitlines()[:400]:

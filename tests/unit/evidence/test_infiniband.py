@@ -562,3 +562,12 @@ def test_ibstat_of_one_port_prints_its_fields_without_indentation() -> None:
     assert not orphan.of_type(IbstatCA)
     [p] = orphan.of_type(IbstatPort)
     assert (p.ca, p.port, p.state, p.physical_state) == ("", 1, "Active", "LinkUp")
+
+
+def test_an_ibstat_port_block_without_its_ca_line() -> None:
+    # source: https://github.com/Azure/azhpc-diagnostics/issues/76 (the poster's "..." elisions)
+    pad = " " * 16
+    text = f"...\nPort 1:\n{pad}State: Down\n{pad}Physical state: Polling\n...\n"
+    assert detect_kind(text) == "ibstat"
+    (port,) = parse_ibstat(text).of_type(IbstatPort)
+    assert (port.port, port.state, port.physical_state) == (1, "Down", "Polling")

@@ -165,9 +165,9 @@ Buffers commands are not supported on your system
 Rate limit is not supported on your system!
 ETS features are not supported on your system
 """
-"""source: https://lore.kernel.org/intel-wired-lan/ (mlnx_qos from Mellanox/mlnx-tools run on a
-VLAN interface; the lines as mlnx_qos prints them: benchmarks/captures/frozen13, recorded after
-its measurement)."""
+"""source: https://lore.kernel.org/netdev/Zl4HSaP4z_UiYnnc@LQ3V64L9R2/ (mlnx_qos from
+Mellanox/mlnx-tools run on a VLAN interface: the lines as mlnx_qos prints them; the same mail is
+benchmarks/captures/frozen8/v-mlnx-qos-not-supported-cx5-netdev, a regression capture)."""
 
 
 def test_not_supported_lines_are_a_report_of_what_is_missing() -> None:

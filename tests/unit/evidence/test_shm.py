@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aifabric.evidence import detect_kind
+from aifabric.evidence import detect_kind, detect_scores
 from aifabric.evidence.shm import DfMount, ShmSegment, parse_df_shm, size_bytes
 from tests.unit.evidence.fixtures import Case, all_cases, case, load
 
@@ -123,3 +123,19 @@ def test_busybox_header_with_size_and_available() -> None:
     assert detect_kind(text) == "df-shm"
     (row,) = parse_df_shm(text).of_type(DfMount)
     assert row.size_bytes == 64 << 20 and row.mount == "/dev/shm"
+
+
+
+def test_a_headerless_window_of_df_with_container_shm_mounts() -> None:
+    c = case("df-shm", "moby-28404-container-shm-window")
+    assert detect_kind(c.text()) == "df-shm"
+    rows = c.parse().of_type(DfMount)
+    assert [r.filesystem for r in rows] == ["overlay", "shm"] * 3
+    assert rows[1].size_bytes == 64 * 1024**2 and rows[3].used_bytes == 4 * 1024
+    assert all(r.mount.endswith("/shm") for r in rows[1::2])
+
+
+def test_two_df_rows_and_prose_are_not_a_df_table() -> None:
+    two = "".join(case("df-shm", "moby-28404-container-shm-window").text().splitlines(True)[:2])
+    text = two + "and then the job died with 50% /tmp usage\n"
+    assert "df-shm" not in [k for _, k in detect_scores(text)]
