@@ -208,6 +208,18 @@ printed ``Iface`` without a ``STATE`` column and ``RX_RATE``/``TX_RATE`` for the
 ``RX_DRP`` column). A header with ``STATE`` is read as far as it goes: users cut the wide table
 after the receive columns."""
 _RATE_UNIT_RE = re.compile(r"^[KMGT]?B/s$")
+PORTSTAT_COLUMNS = [
+    "IFACE", "STATE", "RX_OK", "RX_BPS", "RX_UTIL", "RX_ERR", "RX_DRP", "RX_OVR",
+    "TX_OK", "TX_BPS", "TX_UTIL", "TX_ERR", "TX_DRP", "TX_OVR",
+]  # fmt: skip
+"""The columns ``show interfaces counters`` (sonic-utilities ``scripts/portstat``, its standard
+header) prints: what a row pasted without its header is read against."""
+_PORTSTAT_ROW_RE = re.compile(
+    r"^\s*[A-Za-z][\w/.:-]*\s+(?:U|D|X|N/A)\s+(?:[\d,]+|N/A)\s+(?:[\d.,]+ [KMGT]?B/s|N/A)\s+"
+    r"(?:[\d.]+%|N/A)\s"
+)
+"""A portstat row by its first cells (interface, state letter, count, rate with its unit,
+utilisation): no other table prints a rate in B/s beside a state letter."""
 _UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
 _UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}
 
@@ -253,6 +265,11 @@ def _detect(text: str) -> float:
         return 0.95
     if "Ingress headroom per PG" in head or ("PG0" in head and _DETECT_PG_RE.search(head)):
         return 0.9
+    if "B/s" in head and "%" in head:
+        # rows of show interfaces counters without their header (a window, a grep)
+        rows = sum(1 for ln in head.splitlines()[:400] if _PORTSTAT_ROW_RE.match(ln))
+        if rows >= 2:
+            return 0.9
     return 0.0
 
 
@@ -365,7 +382,10 @@ def parse_pfc_counters(text: str) -> ParseResult:
             title = last.rstrip(":").strip() if last.endswith(":") else columns[1].rstrip("0")
             continue
         if table is None:
-            continue
+            if not _PORTSTAT_ROW_RE.match(line):
+                continue
+            table, columns = "port", list(PORTSTAT_COLUMNS)  # a row without its header
+            rows = 0
         rows += 1
         try:
             if table == "queue":

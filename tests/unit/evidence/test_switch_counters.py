@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.qos import PfcWatchdog
 from aifabric.evidence.switch_counters import (
+    PORTSTAT_COLUMNS,
     IndexedCounters,
     PfcCounters,
     PfcPortTotals,
     PfcwdStats,
+    PortCounters,
     QueueCounters,
 )
 from tests.unit.evidence.fixtures import case, load
@@ -274,3 +276,22 @@ def test_older_portstat_header_without_state_and_with_rate_columns() -> None:
         471_729_839_997, 18_682, 409_682_385_925, None,
     )  # fmt: skip
     assert first.rx_bps == 653.87e6 and first.rx_util == 12.77
+
+
+def test_portstat_rows_without_their_header() -> None:
+    # a window of a real capture: only the rows (what a grep or a scroll leaves), read against
+    # portstat's standard columns
+    c = case("pfc-counters", "portstat-400g-util-issue19644")
+    rows = [ln for ln in c.text().splitlines() if ln.strip().startswith("Ethernet")][:3]
+    text = "\n".join(rows) + "\n"
+    assert detect_kind(text) == "pfc-counters"
+    got = parse_text(text, "pfc-counters")
+    assert not got.warnings
+    ports = got.of_type(PortCounters)
+    whole = [p for p in c.parse().of_type(PortCounters)][:3]
+    assert [p.port for p in ports] == ["Ethernet0", "Ethernet4", "Ethernet8"]
+    assert [(p.rx_ok, p.tx_ok, p.rx_drp, p.rx_util) for p in ports] == [
+        (p.rx_ok, p.tx_ok, p.rx_drp, p.rx_util) for p in whole
+    ]
+    assert ports[0].rx_ok == 1_910_629_135 and ports[0].rx_bps == 50905.16e6
+    assert len(PORTSTAT_COLUMNS) == 14
