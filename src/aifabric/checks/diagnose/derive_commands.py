@@ -61,30 +61,31 @@ _MTU_RE = re.compile(r"(?:^|\s)(?:-m\s*|--mtu[=\s]+)(256|512|1024|2048|4096)(?=\
 _DEV_RE = re.compile(r"(?:^|\s)(?:-d\s*|--ib-dev[=\s]+)([\w.\-]+)")
 
 
-def gid_choices(line: str) -> tuple[str, int, str | None] | None:
-    """(tool, GID index, device) of a command line that sets a GID index, else None."""
+def _tool_option(
+    line: str, options: dict[str, re.Pattern[str]]
+) -> tuple[str, int, str | None] | None:
+    """(tool, the option's value, device) of a test tool's command line, else None; ``options``
+    holds the option's pattern for the pingpong examples and for perftest."""
     m = _TOOL_RE.search(line)
     if m is None:
         return None
     tool, args = m.group("tool"), m.group("args")
-    gid = (_PINGPONG_GID_RE if tool.endswith("pingpong") else _PERFTEST_GID_RE).search(args)
-    if gid is None:
+    got = options["pingpong" if tool.endswith("pingpong") else "perftest"].search(args)
+    if got is None:
         return None
     dev = _DEV_RE.search(args)
-    return tool, int(gid.group(1)), dev.group(1) if dev else None
+    return tool, int(got.group(1)), dev.group(1) if dev else None
+
+
+def gid_choices(line: str) -> tuple[str, int, str | None] | None:
+    """(tool, GID index, device) of a command line that sets a GID index, else None."""
+    return _tool_option(line, {"pingpong": _PINGPONG_GID_RE, "perftest": _PERFTEST_GID_RE})
 
 
 def mtu_choice(line: str) -> tuple[str, int, str | None] | None:
-    """(tool, path MTU, device) of a command line that sets the path MTU, else None."""
-    m = _TOOL_RE.search(line)
-    if m is None:
-        return None
-    tool, args = m.group("tool"), m.group("args")
-    mtu = _MTU_RE.search(args)
-    if mtu is None:
-        return None
-    dev = _DEV_RE.search(args)
-    return tool, int(mtu.group(1)), dev.group(1) if dev else None
+    """(tool, path MTU, device) of a command line that sets the path MTU, else None (the same
+    ``-m, --mtu`` option in both tool families)."""
+    return _tool_option(line, {"pingpong": _MTU_RE, "perftest": _MTU_RE})
 
 
 @deriver

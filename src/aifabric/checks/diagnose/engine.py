@@ -783,6 +783,9 @@ def _record_prefix(text: str) -> str | None:
 
 def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
     """Error-looking lines that nothing explained: one finding per distinct message."""
+    # looked up at call time: tests swap the catalogues through this module attribute
+    from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
+
     by_subject: dict[str, dict[str, list[Suspect]]] = defaultdict(lambda: defaultdict(list))
     prev: tuple[Suspect, str] | None = None
     """The last suspect kept and its group key: the next line continues its log record when it
@@ -836,8 +839,6 @@ def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
                     "suggestions name the right cause when measured on catalogued messages "
                     "left out, docs/benchmarks.md)."
                 )
-                from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
-
                 got = signature_by_id().get(hint.neighbours[0].id)
                 if got is not None:
                     refs.append(got[0].source.link())
