@@ -43,11 +43,10 @@ from aifabric.checks.diagnose.signatures import (
     signature_index,
 )
 from aifabric.checks.diagnose.streaming import load_streamed, streamed_kind
+from aifabric.checks.diagnose.verdict_support import single_node
 from aifabric.checks.diagnose.verdicts import Verdict, load_verdicts
 from aifabric.errors import InputError
 from aifabric.evidence.base import ParseResult, Record, decode_capture
-from aifabric.evidence.nccl_log import CommEvent
-from aifabric.evidence.nccl_tests import NcclTestsHeader
 from aifabric.evidence.paste import parse_paste, prompt_lines
 from aifabric.findings import EvidenceItem, Finding
 from aifabric.inputs import is_parsed_companion, read_input
@@ -350,37 +349,82 @@ message printed by a thousand ranks."""
 _SCAN_CACHE_MAX = 100_000
 
 
-def _scan_line(line: str, index: SignatureIndex) -> tuple[SignatureHit | None, bool]:
-    """(catalogue hit, error-looking) of one line, cached by the line without its rank/host
+FLATTENED_MIN_CHARS = 250
+"""A line this long may hold several messages flattened into one (a log copied out of a web
+page or joined by a tracker): it is searched for more than one catalogue entry."""
+
+
+def _scan_line(line: str, index: SignatureIndex) -> tuple[tuple[SignatureHit, ...], bool]:
+    """(catalogue hits, error-looking) of one line, cached by the line without its rank/host
     head: a fleet's logs repeat the same messages on every rank."""
     m = _VOLATILE_PREFIX.match(line)
     key = line[m.end() :] if m else line
     cache = index.cache
     got = cache.get(key)
-    if got is None or (got[0] is not None and got[0].groups and key != line):
-        hit = index.match(line)
-        got = (hit, hit is None and _ERRORISH.search(line) is not None)
+    if got is None or (any(h.groups for h in got[0]) and key != line):
+        if len(line) >= FLATTENED_MIN_CHARS:
+            hits = index.match_all(line)
+        else:
+            hit = index.match(line)
+            hits = (hit,) if hit is not None else ()
+        got = (hits, not hits and _ERRORISH.search(line) is not None)
         if len(cache) >= _SCAN_CACHE_MAX:
             cache.clear()
         cache[key] = got
     return got
 
 
+WRAP_MIN_CHARS = 40
+"""A line shorter than this is not taken for the first half of a wrapped message."""
+
+
+def _join_wrapped(line: str, nxt: str, index: SignatureIndex) -> SignatureHit | None:
+    """The entry matching ``line`` continued by ``nxt``, when the match crosses the break.
+
+    Mail clients and web archives wrap long lines: at a word (the space is lost: joined with
+    one) or at a fixed column inside a token (``(172.17.0.2`` / ``, 44737)``: joined with
+    nothing). A match that does not reach across the break is not a wrapped message: either
+    half alone would have matched."""
+    head = line.rstrip()
+    tail = nxt.strip()
+    if len(head.strip()) < WRAP_MIN_CHARS or not tail:
+        return None
+    for sep in (" ", ""):
+        hit = index.match(head + sep + tail)
+        if hit is not None and hit.span[0] < len(head) and hit.span[1] > len(head) + len(sep):
+            return hit
+    return None
+
+
 def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
-    """Match the part's lines against the catalogues; keep error-looking lines none explains."""
-    for n, raw in ef.own_lines():
-        if n in ef.prompts:
-            continue  # the command the user typed ("grep -i error log"), not output
-        line = raw[:MAX_LINE_SCAN]
-        hit, errorish = _scan_line(line, index)
-        if hit is not None:
+    """Match the part's lines against the catalogues; keep error-looking lines none explains.
+
+    An error-looking line no entry explains is tried once more joined with the next line
+    (:func:`_join_wrapped`), when that line is not recognised on its own either: the message
+    may have been wrapped by the paste."""
+    lines = [(n, raw[:MAX_LINE_SCAN]) for n, raw in ef.own_lines() if n not in ef.prompts]
+    # prompts: the command the user typed ("grep -i error log"), not output
+    joined: set[int] = set()
+    for i, (n, line) in enumerate(lines):
+        if n in joined:
+            continue
+        hits, errorish = _scan_line(line, index)
+        if not hits and i + 1 < len(lines) and lines[i + 1][0] == n + 1:
+            nxt = lines[i + 1][1]
+            nxt_hits, nxt_errorish = _scan_line(nxt, index)
+            if not nxt_hits and (errorish or nxt_errorish):
+                hit = _join_wrapped(line, nxt, index)
+                if hit is not None:
+                    hits = (hit,)
+                    joined.add(n + 1)
+        for hit in hits:
             sig = hit.signature
             rec = SignatureRecord(
                 line=n, id=sig.id, program=hit.program, severity=sig.severity, cause=sig.cause,
                 groups=hit.groups,
             )  # fmt: skip
             ev.items.append(Item(rec, ef, ef.subject, ef.kind))
-        elif errorish:
+        if not hits and errorish:
             ev.suspects.append(Suspect(ef, n, line.strip()))
 
 
@@ -707,7 +751,7 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
         if isinstance(rec, SignatureRecord) and rec.severity != "benign":
             grouped[(item.subject, rec.id)].append(item)
     out: list[tuple[Finding, Quoted]] = []
-    single_node: bool | None = None
+    one_node: bool | None = None
     for (subject, sid), items in grouped.items():
         sig, program = signature_by_id()[sid]
         first = items[0].record
@@ -720,9 +764,9 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
                 text = sig.message
         cause = all_causes()[sig.cause]
         severity = sig.severity
-        if sig.multi_node and single_node is None:
-            single_node = _single_node(ev)  # once per diagnosis, only when an entry asks
-        if sig.multi_node and single_node:
+        if sig.multi_node and one_node is None:
+            one_node = single_node(ev)  # once per diagnosis, only when an entry asks
+        if sig.multi_node and one_node:
             severity = "info"  # benign entries were filtered above
             text += " (single-node job: no traffic leaves the host, so this is harmless here)"
         quotes: list[EvidenceItem] = []
@@ -750,24 +794,6 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
         )
         out.append((finding, explained))
     return out
-
-
-def _single_node(ev: Evidence) -> bool:
-    """Whether the input's jobs all ran on one node: every NCCL communicator's ``nNodes`` is 1
-    and every nccl-tests header lists all its ranks on one host; False when neither says."""
-    said = False
-    for item in ev.items:
-        rec = item.record
-        if isinstance(rec, CommEvent) and rec.nnodes is not None:
-            if rec.nnodes != 1:
-                return False
-            said = True
-        elif isinstance(rec, NcclTestsHeader) and rec.ranks:
-            complete = rec.highest_rank is not None and rec.ranks == rec.highest_rank + 1
-            if rec.nodes != 1 or not complete or rec.independent_runs > 1:
-                return False
-            said = True
-    return said
 
 
 _RECORD_PREFIX = re.compile(r"^(?=[^\]]{0,80}\d)[^\]]{0,80}\]")

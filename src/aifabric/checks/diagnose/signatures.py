@@ -68,6 +68,11 @@ SigSeverity = Literal["error", "warning", "info", "benign"]
 Layer = Literal["fabric", "host", "config", "application"]
 
 _WORD = re.compile(r"\w+")
+
+MAX_HITS_PER_LINE = 4
+"""Messages read from one line at most (:meth:`SignatureIndex.match_all`)."""
+MIN_REST_CHARS = 40
+"""Text left beside a match shorter than this is not searched for another message."""
 _LITERAL_WORD = re.compile(r"(?<![\\\w])([A-Za-z_][A-Za-z0-9_]{2,})(?![\w{])")
 
 
@@ -357,6 +362,8 @@ class SignatureHit:
     signature: Signature
     program: str
     groups: dict[str, str]
+    span: tuple[int, int] = (0, 0)
+    """Where the pattern matched in the line (start, end)."""
 
 
 class SignatureIndex:
@@ -372,7 +379,7 @@ class SignatureIndex:
         self.by_anchor: dict[str, list[Entry]] = defaultdict(list)
         self.folded: dict[str, list[Entry]] = defaultdict(list)
         self.entries: list[tuple[Signature, str]] = []
-        self.cache: dict[str, tuple[SignatureHit | None, bool]] = {}
+        self.cache: dict[str, tuple[tuple[SignatureHit, ...], bool]] = {}
         """Per-line results kept by the engine (a fleet's logs repeat the same lines)."""
         for cat in catalogues:
             for sig in cat.entries:
@@ -384,9 +391,10 @@ class SignatureIndex:
             for entries in table.values():
                 entries.sort(key=lambda e: e[0], reverse=True)
 
-    def match(self, line: str) -> SignatureHit | None:
-        """The most specific entry matching ``line``, or ``None``."""
-        words = set(_WORD.findall(line))
+    def match(self, line: str, pos: int = 0, endpos: int | None = None) -> SignatureHit | None:
+        """The most specific entry matching ``line[pos:endpos]``, or ``None``."""
+        end = len(line) if endpos is None else endpos
+        words = set(_WORD.findall(line, pos, end))
         best: tuple[tuple[int, int, int], Signature, str, re.Match[str]] | None = None
         for table, folded in ((self.by_anchor, False), (self.folded, True)):
             if not table:
@@ -396,9 +404,9 @@ class SignatureIndex:
                 for spec, sig, program, literal in table[word]:
                     if best is not None and spec <= best[0]:
                         break
-                    if literal and literal not in line:
+                    if literal and line.find(literal, pos, end) < 0:
                         continue
-                    m = sig.regex().search(line)
+                    m = sig.regex().search(line, pos, end)
                     if m is not None:
                         best = (spec, sig, program, m)
                         break
@@ -406,7 +414,28 @@ class SignatureIndex:
             return None
         _, sig, program, m = best
         groups = {k: v for k, v in m.groupdict().items() if v is not None}
-        return SignatureHit(sig, program, groups)
+        return SignatureHit(sig, program, groups, m.span())
+
+    def match_all(self, line: str, limit: int = MAX_HITS_PER_LINE) -> tuple[SignatureHit, ...]:
+        """The entries matching ``line``: the most specific, then the most specific in the text
+        before and after it, and so on (at most ``limit``), for a paste that flattened several
+        messages into one line (a log copied out of a web page, a traceback joined by a tracker).
+        Text shorter than :data:`MIN_REST_CHARS` around a match is not searched again."""
+        hits: list[SignatureHit] = []
+        todo = [(0, len(line))]
+        while todo and len(hits) < limit:
+            pos, end = todo.pop()
+            hit = self.match(line, pos, end)
+            if hit is None:
+                continue
+            hits.append(hit)
+            a, b = hit.span
+            if end - b >= MIN_REST_CHARS:
+                todo.append((b, end))
+            if a - pos >= MIN_REST_CHARS:
+                todo.append((pos, a))
+        hits.sort(key=lambda h: h.span)
+        return tuple(hits)
 
     def scan(self, lines: Iterable[str]) -> Iterator[tuple[int, SignatureHit]]:
         """(1-based line, hit) for every recognised line."""

@@ -472,8 +472,8 @@ def load_streamed(
             if n in here:
                 continue
             line = raw[:4096]
-            hit, errorish = scan_line(line, index)
-            if hit is not None:
+            found, errorish = scan_line(line, index)
+            for hit in found:
                 sig = hit.signature
                 key = (sig.id, hit.program, tuple(sorted(hit.groups.items())))
                 rec = SignatureRecord(
@@ -482,7 +482,7 @@ def load_streamed(
                 )  # fmt: skip
                 if hits.add(key, rec):
                     lines.keep(n, raw)
-            elif errorish:
+            if not found and errorish:
                 text_ = line.strip()
                 if suspects.add(_NORMALISE.sub("#", text_)[:200], (n, text_)):
                     lines.keep(n, raw)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from aifabric.evidence.base import Record
+from aifabric.evidence.nccl_log import CommEvent
+from aifabric.evidence.nccl_tests import NcclTestsHeader
 
 if TYPE_CHECKING:
     from aifabric.checks.diagnose.engine import Evidence, Item
@@ -102,3 +104,21 @@ def _line_text(rec: Record, ev: Evidence) -> str | None:
 def _fmt(x: float) -> str:
     """``200.0`` → ``200``, ``126.0308`` → ``126.0``."""
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def single_node(ev: Evidence) -> bool:
+    """Whether the input's jobs all ran on one node: every NCCL communicator's ``nNodes`` is 1
+    and every nccl-tests header lists all its ranks on one host; False when neither says."""
+    said = False
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, CommEvent) and rec.nnodes is not None:
+            if rec.nnodes != 1:
+                return False
+            said = True
+        elif isinstance(rec, NcclTestsHeader) and rec.ranks:
+            complete = rec.highest_rank is not None and rec.ranks == rec.highest_rank + 1
+            if rec.nodes != 1 or not complete or rec.independent_runs > 1:
+                return False
+            said = True
+    return said

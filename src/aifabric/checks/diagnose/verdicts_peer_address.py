@@ -8,9 +8,13 @@ documentation), Podman's default network 10.88.0.0/16. A launcher or library tha
 every interface of a host (Open MPI's TCP BTL and out-of-band channel, NCCL's bootstrap, Gloo,
 UCX) can hand that address to a peer: the peer then connects to *its own* bridge, which refuses,
 times out or answers as the wrong host. IPv4 link-local 169.254.0.0/16 (an interface that never
-got an address) is not routed beyond its segment either. A connection error, socket error or
-completion error whose peer is such an address names the wrong interface, not a firewall or the
-fabric.
+got an address) is not routed beyond its segment either, and the loopback network 127.0.0.0/8 is
+every host's own (a hostname that resolves to Debian's ``127.0.1.1`` /etc/hosts entry, an
+interface list that kept ``lo``): a peer on another host that is handed it connects to itself. A
+connection error, socket error or completion error whose peer is such an address names the wrong
+interface, not a firewall or the fabric. Only a loopback peer in a job known to run on one node
+(:func:`aifabric.checks.diagnose.verdict_support.single_node`) is left alone: there it is the right
+address, and a refusal means the listening process is gone.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import ipaddress
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from aifabric.checks.diagnose.verdict_support import single_node
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.evidence.base import Record
 
@@ -42,6 +47,12 @@ _DEFAULTS: tuple[tuple[ipaddress.IPv4Network, str, str], ...] = (
         ipaddress.IPv4Network("10.88.0.0/16"),
         "Podman's default network",
         "https://github.com/containers/common/blob/v0.60.0/docs/containers.conf.5.md",
+    ),
+    (
+        ipaddress.IPv4Network("127.0.0.0/8"),
+        "the loopback network (each host's own; 127.0.1.1 is the hostname's /etc/hosts entry "
+        "on Debian and Ubuntu)",
+        "https://www.rfc-editor.org/rfc/rfc1122#section-3.2.1.3",
     ),
     (
         ipaddress.IPv4Network("169.254.0.0/16"),
@@ -97,6 +108,8 @@ def _peer_on_bridge(rec: Record, ev: Evidence) -> Iterator[Verdict]:
         if hit is None:
             continue
         addr, what, src = hit
+        if addr.startswith("127.") and single_node(ev):
+            continue
         yield Verdict(
             id="diagnose.peer-on-virtual-bridge",
             severity="error",

@@ -1,0 +1,82 @@
+"""Messages whose layout the paste changed: a line wrapped by a mail client or web archive
+(:func:`aifabric.checks.diagnose.engine._join_wrapped`) and several messages flattened into one
+line (:meth:`aifabric.checks.diagnose.signatures.SignatureIndex.match_all`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from aifabric.checks.diagnose.engine import _ERRORISH, diagnose, load_evidence
+from aifabric.checks.diagnose.signatures import signature_index
+
+STORE_TIMEOUT = (
+    "[E socket.cpp:922] [c10d] The client socket has timed out after 1800s while trying to "
+    "connect to (10.0.1.75, 44737)."
+)
+"""PyTorch's TCPStore client (torch/csrc/distributed/c10d/socket.cpp), as printed."""
+
+CONNECT_ABORT = (
+    "NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused "
+    "connection abort"
+)
+SYSTEM_ERROR = (
+    "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1331, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+    "NCCL version 2.18.5 ncclSystemError: System call (e.g. socket, malloc) or external library "
+    "call failed or device error. Last error: "
+)
+
+
+def _ids(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "log.txt"
+    path.write_text(text)
+    ev = load_evidence([path])
+    return [getattr(i.record, "id", "") for i in ev.items if i.record.record_type == "signature"]
+
+
+def _unrecognised(tmp_path: Path, text: str) -> int:
+    path = tmp_path / "log.txt"
+    path.write_text(text)
+    found = diagnose(load_evidence([path])).findings
+    return sum(f.check == "diagnose.unrecognised-line" for f in found)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(min_value=45, max_value=len(STORE_TIMEOUT) - 2))
+def test_a_message_wrapped_anywhere_is_read(tmp_path_factory: object, cut: int) -> None:
+    """Wherever the archive broke the line (inside a word or at a space), the message is the
+    same entry, and neither half is left over as an unrecognised line: whenever one half still
+    looks like an error (two halves that look like nothing are not searched)."""
+    head, tail = STORE_TIMEOUT[:cut], STORE_TIMEOUT[cut:]
+    assume(_ERRORISH.search(head) or _ERRORISH.search(tail))
+    tmp = tmp_path_factory.mktemp("w")  # type: ignore[attr-defined]
+    whole = signature_index().match(STORE_TIMEOUT)
+    assert whole is not None
+    text = head + "\n" + tail.lstrip() + "\n"
+    assert whole.signature.id in _ids(tmp, text)
+    assert _unrecognised(tmp, text) == 0
+
+
+def test_two_lines_that_are_two_messages_stay_two(tmp_path: Path) -> None:
+    text = CONNECT_ABORT + "\n" + STORE_TIMEOUT + "\n"
+    ids = _ids(tmp_path, text)
+    assert ids == ["nccl.connect-failed", "pytorch.store-client-timeout"]
+
+
+def test_a_short_line_is_not_taken_for_half_a_message(tmp_path: Path) -> None:
+    # "Error:" alone is error-looking but far too short to be the head of a wrapped message
+    assert _ids(tmp_path, "Error:\nsomething else entirely\n") == []
+
+
+def test_several_messages_flattened_into_one_line(tmp_path: Path) -> None:
+    ids = _ids(tmp_path, SYSTEM_ERROR + "10: " + CONNECT_ABORT + "\n")
+    assert "nccl.connect-failed" in ids
+    assert "nccl.result-system-error" in ids
+
+
+def test_a_normal_line_gives_one_entry() -> None:
+    hits = signature_index().match_all(CONNECT_ABORT)
+    assert [h.signature.id for h in hits] == ["nccl.connect-failed"]
