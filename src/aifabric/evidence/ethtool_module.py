@@ -572,6 +572,16 @@ _EXCERPT_KEY_RE = re.compile(
 )
 """Keys of ``ethtool -m`` (ethtool ``sfpid.c``, ``sff-common.c``, ``qsfp.c``, ``cmis.c``), each
 padded to a column before `` : ``: an excerpt without the identifier lines is still this."""
+_SONIC_EXCERPT_KEY_RE = re.compile(
+    r"^[ \t]*(Vendor (?:Name|OUI|PN|Rev|SN|Date Code)|Identifier|Connector|Encoding"
+    r"|Extended Identifier|Nominal Bit Rate|Specification compliance|Length [Cc]able Assembly"
+    r"|Media Interface (?:Code|Technology)|Module State|CMIS Rev(?:ision)?|Active Firmware)"
+    r"[^:\n]{0,30}: ",
+    re.MULTILINE,
+)
+"""Keys of SONiC's ``show interfaces transceiver eeprom`` (sonic-utilities ``sfputil`` and
+``sfpshow``: ``Vendor Name: AVAGO``, the key followed directly by its colon), indented under
+the port's ``SFP EEPROM detected`` line: a window or a grep that lost that line."""
 
 
 def _detect(text: str) -> float:
@@ -595,6 +605,10 @@ def _detect(text: str) -> float:
         {m.group(1) for m in _EXCERPT_KEY_RE.finditer(text)}
     ) >= 3:
         return 0.8  # an excerpt: three different keys in ethtool -m's padded layout
+    if "Vendor " in text and len(
+        {m.group(1) for m in _SONIC_EXCERPT_KEY_RE.finditer(text[:200_000])}
+    ) >= 3:
+        return 0.75  # an excerpt of SONiC's eeprom view: three of its identity keys
     if ("Presence" in text or "Low-power" in text) and _PRESENCE_HDR_RE.search(
         text[:4096].replace("\r", "")
     ) is not None:

@@ -27,7 +27,12 @@ _REDIS_DB_RE = re.compile(r"(?:^|\s)-n[ \t]*(\d{1,2})\b|\[(\d{1,2})\]>")
 _DB_NAME_RE = re.compile(r"\b([A-Z][A-Z_]{1,30}_DB)\b")
 _SELECT_RE = re.compile(r"(?i)\bselect[ \t]+(\d{1,2})\b")
 _NUMBERED_RE = re.compile(r"\s{0,8}\d{1,6}\) \"(.*)\"")
-_PY_PAIR_RE = re.compile(r"'((?:[^'\\\n]|\\.){0,300})': '((?:[^'\\\n]|\\.){0,4000})'")
+_PY_PAIR_RE = re.compile(
+    r"(?<![\\\w'])'((?:[^'\\\n]|\\.){0,300})': '((?:[^'\\\n]|\\.){0,4000})'"
+)
+"""A ``'key': 'value'`` pair of a Python dict repr; a pair starts after ``{``, a space or a comma,
+never after a backslash or a letter (an escaped quote inside a value), which also keeps the
+search linear on a line of escaped quotes."""
 HGET_RE = re.compile(r"(?i)hget")
 _REDIS_EMPTY = ("(empty array)", "(empty list or set)", "(nil)", "(integer) 0")
 

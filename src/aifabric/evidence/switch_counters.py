@@ -220,6 +220,17 @@ _PORTSTAT_ROW_RE = re.compile(
 )
 """A portstat row by its first cells (interface, state letter, count, rate with its unit,
 utilisation): no other table prints a rate in B/s beside a state letter."""
+QUEUESTAT_COLUMNS = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"]
+"""The columns ``show queue counters`` (sonic-utilities ``scripts/queuestat``) prints by default:
+what a queue row pasted without its header is read against."""
+_QUEUESTAT_ROW_RE = re.compile(
+    r"^\s*[A-Za-z][\w/.:|-]*\s+(?:UC|MC|ALL|VOQ)\d+(?:\s+(?:[\d,]+|N/A)){4}\s*$"
+)
+"""A queuestat row by its cells: a port, a unicast/multicast queue name, four counts."""
+_PFCWD_ROW_RE = re.compile(
+    r"^\s*[A-Za-z][\w/.-]*:\d+\s+[A-Za-z/]+(?:\s+(?:\d+|N/A)/(?:\d+|N/A)){5}\s*$"
+)
+"""A ``pfcwd show stats`` row by its cells: ``port:queue``, a status, five ``a/b`` pairs."""
 _UNIT = {"B/s": 1.0, "KB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9, "TB/s": 1e12}
 _UP_STATES = {"U": True, "UP": True, "D": False, "DOWN": False, "X": False}
 
@@ -270,6 +281,12 @@ def _detect(text: str) -> float:
         rows = sum(1 for ln in head.splitlines()[:400] if _PORTSTAT_ROW_RE.match(ln))
         if rows >= 2:
             return 0.9
+    if "UC" in head or "MC" in head or "/" in head:
+        # queuestat or pfcwd rows without their header
+        lines = head.splitlines()[:400]
+        rows = sum(1 for ln in lines if _QUEUESTAT_ROW_RE.match(ln) or _PFCWD_ROW_RE.match(ln))
+        if rows >= 2 and rows * 2 >= sum(1 for ln in lines if ln.strip()):
+            return 0.85
     return 0.0
 
 
@@ -382,9 +399,15 @@ def parse_pfc_counters(text: str) -> ParseResult:
             title = last.rstrip(":").strip() if last.endswith(":") else columns[1].rstrip("0")
             continue
         if table is None:
-            if not _PORTSTAT_ROW_RE.match(line):
+            # a row without its header, read against the tool's standard columns
+            if _PORTSTAT_ROW_RE.match(line):
+                table, columns = "port", list(PORTSTAT_COLUMNS)
+            elif _QUEUESTAT_ROW_RE.match(line):
+                table, columns = "queue", list(QUEUESTAT_COLUMNS)
+            elif _PFCWD_ROW_RE.match(line):
+                table = "pfcwd-stats"
+            else:
                 continue
-            table, columns = "port", list(PORTSTAT_COLUMNS)  # a row without its header
             rows = 0
         rows += 1
         try:

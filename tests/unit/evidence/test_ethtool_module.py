@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aifabric.errors import InputError
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.ethtool_module import TransceiverModule, TransceiverPresence
 from tests.unit.evidence.fixtures import case, load
@@ -310,3 +311,25 @@ def test_sfp_plus_on_cumulus_with_prompts() -> None:
     assert (tx.high_alarm, tx.low_alarm, tx.high_warning, tx.low_warning) == (0.0, -6.0, -1.0, -5.0)
     assert m.thresholds["rx_power_dbm"].low_alarm == -20.0
     assert m.thresholds["voltage_v"].low_alarm == 2.9
+
+
+def test_sonic_eeprom_identity_lines_without_their_port_line() -> None:
+    # the identity block of a real SONiC eeprom capture, as a window or a grep leaves it (no
+    # "EthernetN: SFP EEPROM detected" line, no DOM): still a module, with its vendor fields
+    c = case("ethtool-module", "sonic-utilities-qsfp28-aoc-dom")
+    keep = ("Vendor ", "Specification compliance", "Nominal Bit Rate", "Connector")
+    rows = [ln for ln in c.text().splitlines() if ln.strip().startswith(keep)]
+    text = "\n".join(rows) + "\n"
+    assert detect_kind(text) == "ethtool-module"
+    mods = parse_text(text, "ethtool-module").of_type(TransceiverModule)
+    whole = c.parse().of_type(TransceiverModule)[0]
+    assert len(mods) == 1
+    assert (mods[0].vendor_name, mods[0].vendor_pn, mods[0].vendor_sn) == (
+        whole.vendor_name, whole.vendor_pn, whole.vendor_sn,
+    )  # fmt: skip
+    assert mods[0].vendor_name
+
+
+def test_two_vendor_lines_are_not_a_module() -> None:
+    with pytest.raises(InputError):
+        detect_kind("Vendor Name: ACME\nVendor PN: 1234\nsome other text here\n")

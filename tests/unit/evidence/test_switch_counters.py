@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aifabric.errors import InputError
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.qos import PfcWatchdog
 from aifabric.evidence.switch_counters import (
     PORTSTAT_COLUMNS,
+    QUEUESTAT_COLUMNS,
     IndexedCounters,
     PfcCounters,
     PfcPortTotals,
@@ -295,3 +298,43 @@ def test_portstat_rows_without_their_header() -> None:
     ]
     assert ports[0].rx_ok == 1_910_629_135 and ports[0].rx_bps == 50905.16e6
     assert len(PORTSTAT_COLUMNS) == 14
+
+
+def _rows_of(kind_case: str, start: str) -> tuple[str, list[str]]:
+    c = case("pfc-counters", kind_case)
+    rows = [ln for ln in c.text().splitlines() if ln.strip().startswith(start)]
+    return c.text(), rows
+
+
+def test_queue_counter_rows_without_their_header() -> None:
+    # rows of a real queuestat capture (what a window or a grep of it leaves): read against
+    # queuestat's standard columns, the same numbers as with the header
+    whole_text, rows = _rows_of("queue-counters-multi-asic-namespaces", "Ethernet")
+    text = "\n".join(rows[:4]) + "\n"
+    assert detect_kind(text) == "pfc-counters"
+    got = parse_text(text, "pfc-counters")
+    assert not got.warnings
+    queues = got.of_type(QueueCounters)
+    whole = parse_text(whole_text, "pfc-counters").of_type(QueueCounters)[:4]
+    assert [(q.port, q.queue, q.tx_pkts, q.drop_pkts) for q in queues] == [
+        (q.port, q.queue, q.tx_pkts, q.drop_pkts) for q in whole
+    ]
+    assert QUEUESTAT_COLUMNS[1] == "TxQ" and len(QUEUESTAT_COLUMNS) == 6
+
+
+def test_pfcwd_rows_without_their_header() -> None:
+    _, rows = _rows_of("pfcwd-show-stats-status-na", "Ethernet")
+    text = "\n".join(rows[:3]) + "\n"
+    assert detect_kind(text) == "pfc-counters"
+    stats = parse_text(text, "pfc-counters").of_type(PfcwdStats)
+    assert [(s.port, s.queue, s.storms_detected, s.tx_drop) for s in stats] == [
+        ("Ethernet36", 4, 1, 100), ("Ethernet96", 3, 1, 0), ("Ethernet96", 4, 5, 400),
+    ]  # fmt: skip
+
+
+def test_a_few_counter_like_rows_in_prose_are_not_a_capture() -> None:
+    # one queue-like row among sentences is not a queuestat paste
+    row = "Ethernet12    UC3      1317938061      89619788148            0             0"
+    text = f"we saw drops on\n{row}\nthen it stopped and\nnothing else happened here\n"
+    with pytest.raises(InputError):
+        detect_kind(text)
