@@ -170,3 +170,20 @@ def test_refused_at_loopback_beside_a_gloo_fallback_names_the_socket_interface()
     refused = _covered(findings, "socket-connect")
     assert refused.check == "signature.errno.econnrefused"
     assert refused.cause == "config.socket-interface"
+
+
+NVMET_BIND = "nvmet_rdma: binding CM ID to 10.10.1.5:4420 failed (-19)\n"
+"""The Linux NVMe-oF target's message (drivers/nvme/target/rdma.c) as printed."""
+RDMA_LINK_ACTIVE = FIX / "evidence/rdma-link/daocloud-docs-cx5-active/input.txt"
+
+
+def test_an_rdma_cm_bind_failure_is_the_address_or_no_device(tmp_path: Path) -> None:
+    alone = tmp_path / "dmesg.txt"
+    alone.write_text(NVMET_BIND)
+    f = _covered(diagnose(load_evidence([alone])).findings, "rdma-cm-address")
+    assert f.cause == "host.gid"
+    assert [(a.cause, a.status) for a in f.alternatives] == [("host.rdma-device", "possible")]
+    # with `rdma link` showing an RDMA device, "no device at all" is ruled out
+    paths = [alone, *_copy(tmp_path, RDMA_LINK_ACTIVE)]
+    f = _covered(diagnose(load_evidence(paths)).findings, "rdma-cm-address")
+    assert [(a.cause, a.status) for a in f.alternatives] == [("host.rdma-device", "ruled out")]

@@ -173,9 +173,9 @@ def _ports_active(ev: Evidence) -> str | None:
 
 
 def _rdma_device_visible(ev: Evidence) -> str | None:
-    """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``, ``ls
-    /sys/class/infiniband``)."""
-    for rec in _records(ev, (IbvPort, IbstatPort, IbvDevicesList, SysfsRdmaDevices)):
+    """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``, ``rdma
+    link``, ``ls /sys/class/infiniband``)."""
+    for rec in _records(ev, (IbvPort, IbstatPort, RdmaLink, IbvDevicesList, SysfsRdmaDevices)):
         if isinstance(rec, SysfsRdmaDevices):
             if rec.devices:
                 return f"/sys/class/infiniband lists {rec.devices[0]}{_where(ev, rec)}"
