@@ -328,10 +328,19 @@ _HEADERS: tuple[tuple[str, str, str], ...] = (
     ("ethtool-info", "Settings for ", r"Settings for [^\s:]+:[ \t]*$"),
     ("ping", "PING ", r"PING [^\s(]+ \("),
     ("show-gids", "DEV", r"DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID\b"),
+    ("iperf3", "Connecting to host ", r"Connecting to host [^\s,]+, port \d+"),
+    ("iperf3", "Server listening on ", r"Server listening on \d+"),
+    ("rdma-link", "link ", r"link [\w.\-]+/\d+ state [A-Z_]+\b"),
+    ("ip", ": <", r"\d+: [\w.\-@]+: <[A-Z_,\-]*>"),
 )
 """The first line of a tool's output that no other tool prints: where one tool's output ends
 and the next begins when a paste holds several without prompts between them (``ibstat``
-followed by ``ibv_devinfo``, an ``ethtool`` before its ``ethtool -S``)."""
+followed by ``ibv_devinfo``, an ``ethtool`` before its ``ethtool -S``, a ``ping`` before an
+``iperf3`` run, a test script printing ``rdma link`` then ``ip -s link``). iperf3's client and
+server banners (``iperf_client_api.c``, ``iperf_server_api.c``), an ``rdma link`` port line and
+the ``N: name: <FLAGS>`` line of ``ip link``/``ip addr`` (one pseudo-kind: which of the two is
+decided when the part is parsed) start a tool's output; lines of the same kind in a row cut
+nothing."""
 _HEADER_RE = re.compile(
     "|".join(f"(?P<h{i}>^[ \t]*{start})" for i, (_, _, start) in enumerate(_HEADERS)),
     re.MULTILINE,

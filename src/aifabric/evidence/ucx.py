@@ -304,6 +304,12 @@ _INFO_MARKERS = (
     "# API headers version:",
 )
 _TRANSPORT_LINE_RE = re.compile(r"^#\s+Transport:\s*\S+\s*$", re.MULTILINE)
+_HASHLESS_RE = re.compile(
+    r"^[ \t]*(?:Memory domain|Transport|Connection manager):[ \t]*\S+[ \t]*$", re.MULTILINE
+)
+"""A ``ucx_info -d`` block header whose ``#`` the paste lost: GitHub and other Markdown
+renderers turn a ``# Transport: rc_mlx5`` line of an unfenced paste into a heading, and the
+copy keeps only the words."""
 _CONFIG_LINE_RE = re.compile(r"^UCX_[A-Z0-9_]+=", re.MULTILINE)
 
 _VERSION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -346,6 +352,8 @@ def _detect_ucx_info(text: str) -> float:
         return 0.0  # every later marker needs one of these: cheap exit
     if _TRANSPORT_LINE_RE.search(text) is not None:
         return 0.9 if "ucx_info" in text or "Device:" in text else 0.6
+    if "Device:" in text and "#" not in text and len(_HASHLESS_RE.findall(text)) >= 2:
+        return 0.8  # the same listing with its "#" lost
     if "ucx_info" in text and "#define" in text:
         return 0.9
     if _NCCL_ASSIGN_RE.search(text) is None and len(_CONFIG_LINE_RE.findall(text)) >= 10:
@@ -450,6 +458,10 @@ class _InfoState:
 )
 def parse_ucx_info(text: str) -> ParseResult:
     """``ucx_info`` output → version, build, config, transport and listing records."""
+    if "#" not in text and len(_HASHLESS_RE.findall(text)) >= 2:
+        # a listing whose "#" a Markdown renderer took: restored on every line (line numbers
+        # unchanged)
+        text = "\n".join(f"# {ln}" if ln.strip() else ln for ln in text.split("\n"))
     res = ParseResult("ucx-info")
     st = _InfoState(res)
     for lineno, raw in enumerate(text.splitlines(), 1):

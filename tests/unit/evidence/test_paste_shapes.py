@@ -14,6 +14,7 @@ from aifabric.evidence.frr import BgpPeer
 from aifabric.evidence.gpu_topo import GpuTopology
 from aifabric.evidence.mlxlink import MlxlinkLink
 from aifabric.evidence.nccl_env import EnvVar, effective_env
+from aifabric.evidence.paste import parse_paste
 from aifabric.evidence.pcie import KernelEvent, PciDevice
 from aifabric.evidence.perftest import PerftestBwRow
 from aifabric.evidence.rdma_counters import RdmaCounters
@@ -127,3 +128,34 @@ def test_vf_bar_that_cannot_be_assigned() -> None:
     # one finding per adapter: functions .0 and .1 of the ConnectX-4 Lx are one card
     assert [f.check for f in found] == ["diagnose.pcie-bar-unassigned"]
     assert "SR-IOV VF BAR" in found[0].message
+
+
+def _kinds(text: str) -> list[str]:
+    return [p.kind for p in parse_paste(text) if p.kind and p.result.records]
+
+
+def test_a_ping_then_an_iperf3_run_without_prompts_are_two_tools() -> None:
+    # a test log: ping's statistics, then iperf3's client banner starts the next tool
+    ping = (FIXTURES / "ping/lab-df-8972-healthy-9000/input.txt").read_text()
+    iperf = (FIXTURES / "iperf3/lab-tcp-p4-text-client/input.txt").read_text()
+    assert _kinds(ping + "\n" + iperf) == ["ping", "iperf3"]
+
+
+def test_rdma_link_lines_then_ip_link_in_one_script_output() -> None:
+    rdma = (FIXTURES / "rdma-link/daocloud-docs-cx5-active/input.txt").read_text()
+    rdma = "\n".join(ln.strip() for ln in rdma.splitlines() if ln.strip().startswith("link "))
+    iplink = (FIXTURES / "ip-link/lab-veth-healthy/input.txt").read_text()
+    text = "Configuring...\n" + rdma + "\nHost stats:\n" + iplink
+    assert _kinds(text) == ["rdma-link", "ip-link"]
+
+
+def test_ucx_info_listing_whose_hashes_markdown_took() -> None:
+    # an unfenced paste on GitHub: every "# Transport: ..." line became a heading, the "#" gone
+    c = FIXTURES / "ucx-info/azure-flux-hdr-vf-ucx-info-d/input.txt"
+    whole = parse_text(c.read_text(), "ucx-info")
+    bare = "\n".join(ln.lstrip("#").strip() for ln in c.read_text().splitlines())
+    got = parse_text(bare)
+    assert got.kind == "ucx-info"
+    assert sorted(type(x).__name__ for x in got.records) == sorted(
+        type(x).__name__ for x in whole.records
+    )
