@@ -187,3 +187,20 @@ def test_an_rdma_cm_bind_failure_is_the_address_or_no_device(tmp_path: Path) -> 
     paths = [alone, *_copy(tmp_path, RDMA_LINK_ACTIVE)]
     f = _covered(diagnose(load_evidence(paths)).findings, "rdma-cm-address")
     assert [(a.cause, a.status) for a in f.alternatives] == [("host.rdma-device", "ruled out")]
+
+
+RM_INIT = "[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)\n"
+"""The NVIDIA driver's message (kernel-open/nvidia/nv.c) as printed."""
+BAR_UNASSIGNED = FIX / "evidence/dmesg-mlx5/mstflint-448-cx4lx-vf-bar-unassigned/input.txt"
+
+
+def test_a_gpu_that_failed_to_initialise_beside_an_unassigned_bar_is_pcie(tmp_path: Path) -> None:
+    alone = tmp_path / "dmesg.txt"
+    alone.write_text(RM_INIT)
+    f = _covered(diagnose(load_evidence([alone])).findings, "gpu-init-failed")
+    assert f.cause == "host.driver"
+    assert {a.cause for a in f.alternatives} == {"host.pcie", "config.version-mismatch"}
+    # a BAR the PCI core could not assign, in the same input, supports host.pcie
+    both = diagnose(load_evidence([alone, *_copy(tmp_path, BAR_UNASSIGNED)])).findings
+    f = _covered(both, "gpu-init-failed")
+    assert f.cause == "host.pcie"

@@ -318,7 +318,9 @@ def test_a_100k_character_line_parses_quickly_and_never_raises(name: str) -> Non
             detect_kind(text)
         except Exception:  # unknown kind is an InputError: fine here
             detect_kind_ok = False
-        assert time.perf_counter() - t0 < 1.0, (name, detect_kind_ok)
+        # a budget against quadratic blow-up (a 100k-character line would take minutes), not a
+        # speed target: generous so a busy CI machine does not flake (0.3 s here when idle)
+        assert time.perf_counter() - t0 < 3.0, (name, detect_kind_ok)
         json.dumps(res.to_json(), allow_nan=False)
 
 
