@@ -172,21 +172,28 @@ def test_refused_at_loopback_beside_a_gloo_fallback_names_the_socket_interface()
     assert refused.cause == "config.socket-interface"
 
 
+def _alone_and_beside(
+    tmp_path: Path, line: str, family: str, capture: Path
+) -> tuple[Finding, Finding]:
+    """The family's finding for ``line`` alone, then with a real ``capture`` in the input."""
+    alone = tmp_path / "dmesg.txt"
+    alone.write_text(line)
+    first = _covered(diagnose(load_evidence([alone])).findings, family)
+    paths = [alone, *_copy(tmp_path, capture)]
+    return first, _covered(diagnose(load_evidence(paths)).findings, family)
+
+
 NVMET_BIND = "nvmet_rdma: binding CM ID to 10.10.1.5:4420 failed (-19)\n"
 """The Linux NVMe-oF target's message (drivers/nvme/target/rdma.c) as printed."""
 RDMA_LINK_ACTIVE = FIX / "evidence/rdma-link/daocloud-docs-cx5-active/input.txt"
 
 
 def test_an_rdma_cm_bind_failure_is_the_address_or_no_device(tmp_path: Path) -> None:
-    alone = tmp_path / "dmesg.txt"
-    alone.write_text(NVMET_BIND)
-    f = _covered(diagnose(load_evidence([alone])).findings, "rdma-cm-address")
-    assert f.cause == "host.gid"
-    assert [(a.cause, a.status) for a in f.alternatives] == [("host.rdma-device", "possible")]
+    alone, beside = _alone_and_beside(tmp_path, NVMET_BIND, "rdma-cm-address", RDMA_LINK_ACTIVE)
+    assert alone.cause == "host.gid"
+    assert [(a.cause, a.status) for a in alone.alternatives] == [("host.rdma-device", "possible")]
     # with `rdma link` showing an RDMA device, "no device at all" is ruled out
-    paths = [alone, *_copy(tmp_path, RDMA_LINK_ACTIVE)]
-    f = _covered(diagnose(load_evidence(paths)).findings, "rdma-cm-address")
-    assert [(a.cause, a.status) for a in f.alternatives] == [("host.rdma-device", "ruled out")]
+    assert [(a.cause, a.status) for a in beside.alternatives] == [("host.rdma-device", "ruled out")]
 
 
 RM_INIT = "[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)\n"
@@ -195,12 +202,8 @@ BAR_UNASSIGNED = FIX / "evidence/dmesg-mlx5/mstflint-448-cx4lx-vf-bar-unassigned
 
 
 def test_a_gpu_that_failed_to_initialise_beside_an_unassigned_bar_is_pcie(tmp_path: Path) -> None:
-    alone = tmp_path / "dmesg.txt"
-    alone.write_text(RM_INIT)
-    f = _covered(diagnose(load_evidence([alone])).findings, "gpu-init-failed")
-    assert f.cause == "host.driver"
-    assert {a.cause for a in f.alternatives} == {"host.pcie", "config.version-mismatch"}
+    alone, beside = _alone_and_beside(tmp_path, RM_INIT, "gpu-init-failed", BAR_UNASSIGNED)
+    assert alone.cause == "host.driver"
+    assert {a.cause for a in alone.alternatives} == {"host.pcie", "config.version-mismatch"}
     # a BAR the PCI core could not assign, in the same input, supports host.pcie
-    both = diagnose(load_evidence([alone, *_copy(tmp_path, BAR_UNASSIGNED)])).findings
-    f = _covered(both, "gpu-init-failed")
-    assert f.cause == "host.pcie"
+    assert beside.cause == "host.pcie"
