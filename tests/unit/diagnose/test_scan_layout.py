@@ -80,3 +80,35 @@ def test_several_messages_flattened_into_one_line(tmp_path: Path) -> None:
 def test_a_normal_line_gives_one_entry() -> None:
     hits = signature_index().match_all(CONNECT_ABORT)
     assert [h.signature.id for h in hits] == ["nccl.connect-failed"]
+
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures"
+LOST_DAEMON = FIX / "signatures/prrte/lost-daemon-exit-improperly-prrte-2694/input.txt"
+"""A real PRRTE paste (its meta.yaml names the thread): two help messages between rules of 74
+dashes, the lines of each wrapped at about 75 columns."""
+
+
+def test_the_rest_of_a_recognised_help_message_is_not_unrecognised(tmp_path: Path) -> None:
+    assert _unrecognised(tmp_path, LOST_DAEMON.read_text()) == 0
+
+
+def test_an_unknown_help_message_is_one_finding_not_one_per_line(tmp_path: Path) -> None:
+    rule = "-" * 74
+    block = "\n".join([
+        rule,
+        "Some component failed to start because an unknown error occurred while",
+        "it tried to open the device; the operation failed with an error that",
+        "was not expected.  Check the configuration and try again.",
+        rule,
+    ])  # fmt: skip
+    assert _unrecognised(tmp_path, block + "\n") == 1
+    # the same lines without the rules: each error-looking line is its own message
+    assert _unrecognised(tmp_path, "\n".join(block.splitlines()[1:-1]) + "\n") == 2
+
+
+def test_rules_of_other_lengths_make_no_help_block(tmp_path: Path) -> None:
+    # perftest's 87-dash section rules: a recognised line says nothing about the others
+    rule = "-" * 87
+    body = " Requested mtu is higher than active mtu\nsomething failed badly here"
+    text = f"{rule}\n{body}\n{rule}\n"
+    assert _unrecognised(tmp_path, text) >= 1

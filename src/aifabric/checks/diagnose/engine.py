@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 from collections import defaultdict
@@ -151,6 +152,9 @@ class Suspect:
     text: str
     repeat: int = 1
     """Lines like it this one stands for (huge files, :mod:`.streaming`)."""
+    block: int | None = None
+    """File line of the banner opening the help block the line is in (:func:`_help_blocks`):
+    the lines of one block are one message."""
 
 
 @dataclass(slots=True)
@@ -396,6 +400,36 @@ def _join_wrapped(line: str, nxt: str, index: SignatureIndex) -> SignatureHit | 
     return None
 
 
+_BANNER = re.compile(r"^[ \t]*-{74}[ \t]*$")
+"""The rule of 74 dashes Open MPI, PRRTE and PMIx print above and below a help message
+(``opal_show_help``'s ``dash_line``, opal/util/show_help.c: ``help-*.txt`` topics). Other
+tools' rules (perftest's 87 dashes around its report sections) are not help blocks: a line they
+recognise says nothing about the other lines of the section."""
+HELP_BLOCK_MAX_LINES = 60
+
+
+def _help_blocks(lines: list[tuple[int, str]]) -> dict[int, int]:
+    """File line → the line of the banner that opens its help block, for the lines between two
+    banners at most :data:`HELP_BLOCK_MAX_LINES` apart (launcher and rank prefixes ignored)."""
+    banners = [n for n, line in lines if _BANNER.match(_unprefixed(line))]
+    out: dict[int, int] = {}
+    closing: set[int] = set()
+    for a, b in itertools.pairwise(banners):
+        if a in closing:
+            continue  # the rule that closed the last block: what follows it is not a message
+        if 1 < b - a <= HELP_BLOCK_MAX_LINES:
+            for n in range(a + 1, b):
+                out[n] = a
+            closing.add(b)
+    return out
+
+
+def _unprefixed(line: str) -> str:
+    """``line`` without its launcher prefix and NCCL head (:data:`_VOLATILE_PREFIX`)."""
+    m = _VOLATILE_PREFIX.match(line)
+    return line[m.end() :] if m else line
+
+
 def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
     """Match the part's lines against the catalogues; keep error-looking lines none explains.
 
@@ -405,6 +439,9 @@ def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
     lines = [(n, raw[:MAX_LINE_SCAN]) for n, raw in ef.own_lines() if n not in ef.prompts]
     # prompts: the command the user typed ("grep -i error log"), not output
     joined: set[int] = set()
+    blocks = _help_blocks(lines) if any("---" in line for _, line in lines) else {}
+    explained_blocks: set[int] = set()
+    first_suspect = len(ev.suspects)
     for i, (n, line) in enumerate(lines):
         if n in joined:
             continue
@@ -424,8 +461,16 @@ def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
                 groups=hit.groups,
             )  # fmt: skip
             ev.items.append(Item(rec, ef, ef.subject, ef.kind))
+            if n in blocks and sig.severity != "benign":
+                explained_blocks.add(blocks[n])
         if not hits and errorish:
-            ev.suspects.append(Suspect(ef, n, line.strip()))
+            ev.suspects.append(Suspect(ef, n, line.strip(), block=blocks.get(n)))
+    if explained_blocks:
+        # a help message one of whose lines an entry explains: its other lines are that message
+        # (the wrapped rest of its sentence, the variables it prints), not unrecognised
+        ev.suspects[first_suspect:] = [
+            s for s in ev.suspects[first_suspect:] if s.block not in explained_blocks
+        ]
 
 
 def _record_host(result: ParseResult) -> str | None:
@@ -820,15 +865,17 @@ def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
         if (s.file.path, s.line) in explained:
             continue
         prefix = _record_prefix(s.text)
-        if (
-            prev is not None
-            and prefix is not None
-            and prev[0].file is s.file
-            and prev[0].line == s.line - 1
-            and _record_prefix(prev[0].text) == prefix
+        if prev is not None and prev[0].file is s.file and (
+            (
+                prefix is not None
+                and prev[0].line == s.line - 1
+                and _record_prefix(prev[0].text) == prefix
+            )
+            or (s.block is not None and prev[0].block == s.block)
         ):
             # one log record printed over several lines (a traceback logged with
-            # logger.exception): the lines after the first are the same finding
+            # logger.exception), or one help message between its rules of dashes: the lines
+            # after the first are the same finding
             by_subject[s.file.subject][prev[1]].append(s)
             prev = (s, prev[1])
             continue
