@@ -214,7 +214,30 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
         text = text.translate(_TYPOGRAPHIC_QUOTES)
     if "\u00a0" in text:
         text = text.replace("\u00a0", " ")
+    if "\u2502" in text or "\u2503" in text:
+        text = _without_pane_border(text)
     return text
+
+
+_PANE_BORDER = ("\u2502", "\u2503")  # │ ┃
+
+
+def _without_pane_border(text: str) -> str:
+    """``text`` without the vertical rule a terminal multiplexer (tmux, screen, a tiling terminal)
+    draws beside a pane, copied with the pane's lines: removed from the start (and end) of every
+    line when at least 80% of the non-blank lines start with it, each replaced by nothing so the
+    columns of the output keep their relative positions."""
+    lines = text.split("\n")
+    body = [ln for ln in lines if ln.strip()]
+    if not body or sum(ln.startswith(_PANE_BORDER) for ln in body) < 0.8 * len(body):
+        return text
+    out = []
+    for ln in lines:
+        inner = ln[1:] if ln.startswith(_PANE_BORDER) else ln
+        if inner is not ln and inner.rstrip().endswith(_PANE_BORDER):
+            inner = inner.rstrip()[:-1]
+        out.append(inner)
+    return "\n".join(out)
 
 
 _TYPOGRAPHIC_QUOTES = str.maketrans({

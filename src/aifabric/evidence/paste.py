@@ -486,7 +486,52 @@ def _detect(seg: Segment) -> str | None:
     try:
         return detect_kind("\n".join(seg.lines) + "\n")
     except InputError:
+        return _commanded(seg)
+
+
+COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(rx), kind)
+    for rx, kind in (
+        (r"^ethtool\s+(?:-i|--driver)\b", "ethtool-info"),
+        (r"^ethtool\s+(?:-S|--statistics)\b", "ethtool-stats"),
+        (r"^ethtool\s+(?:-m|--dump-module-eeprom|--module-info)\b", "ethtool-module"),
+        (r"^ethtool\s+(?:-a|--show-pause)\b", "ethtool-pause"),
+        (r"^ethtool\s+[\w.\-@]+\s*$", "ethtool-info"),
+        (r"^ibstat\b", "ibstat"),
+        (r"^ibstatus\b", "ibstatus"),
+        (r"^ibv_devinfo\b", "ibv-devinfo"),
+        (r"^ibv_devices\b", "ibv-devices"),
+        (r"^ibdev2netdev\b", "ibdev2netdev"),
+        (r"^ibqueryerrors\b", "ibqueryerrors"),
+        (r"^perfquery\b", "perfquery"),
+        (r"^iblinkinfo\b", "iblinkinfo"),
+        (r"^show_gids\b", "show-gids"),
+        (r"^mlnx_qos\b", "mlnx-qos"),
+        (r"^sysctl\b", "sysctl"),
+        (r"^ulimit\b", "ulimit"),
+        (r"^ping6?\b", "ping"),
+        (r"^iperf3\b", "iperf3"),
+        (r"^rdma\s+(?:-\w+\s+)*link\b", "rdma-link"),
+        (r"^ucx_info\b", "ucx-info"),
+        (r"^lsmod\b", "proc-modules"),
+        (r"^iptables(?:-save|-legacy|-nft)?\b", "iptables"),
+    )
+)
+"""The kind a command's output is, for a part that follows a prompt naming the command but is
+too short or too cut down for any detector (``# ethtool -i ens1f0`` then two of its lines):
+the user said which tool printed it. Used only when detection finds nothing; the part counts as
+read only if the parser then finds a record."""
+
+
+def _commanded(seg: Segment) -> str | None:
+    """The kind :data:`COMMAND_KINDS` gives the command the part follows, if any."""
+    if not seg.command:
         return None
+    cmd = re.sub(r"^(?:sudo\s+)+", "", seg.command.strip())
+    for rx, kind in COMMAND_KINDS:
+        if rx.match(cmd):
+            return kind
+    return None
 
 
 def _certain(seg: Segment) -> str | None:
@@ -508,12 +553,35 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
         part = Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
+    if not result.records:
+        result = _reparse_unquoted(seg.lines, kind) or result
     identity = not seg.numbers or (
         seg.numbers[0] == 1 and seg.numbers[-1] == len(seg.numbers)
     )
     if not identity:
         remap_lines(result, seg.numbers)
     return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
+
+
+_QUOTE_MARK = re.compile(r"^[ \t]{0,8}[#>](?:[ \t]|$)")
+"""A comment or quote mark some lines of a part carry (``# `` of output kept in a script or a
+TAP test log, ``> `` of a reply), after optional indentation."""
+
+
+def _reparse_unquoted(lines: list[str], kind: str) -> ParseResult | None:
+    """``lines`` parsed as ``kind`` with the quote mark taken off the lines that carry it, when
+    at least three do and the first reading found nothing: a tool's output kept as comments
+    among other lines (a TAP log's ``# PING ...``), which the prefix split (most lines
+    prefixed) does not take. ``None`` when that reading finds nothing either."""
+    marked = [_QUOTE_MARK.match(ln) for ln in lines]
+    if sum(m is not None for m in marked) < 3:
+        return None
+    text = "\n".join(ln[m.end() :] if m else ln for ln, m in zip(lines, marked, strict=True))
+    try:
+        result = parse_text(text + "\n", kind)
+    except (InputError, RecursionError, ValueError):
+        return None
+    return result if result.records else None
 
 
 def _whole(text: str, kind: str | None) -> Part:
@@ -528,6 +596,8 @@ def _whole(text: str, kind: str | None) -> Part:
         part = Part(None, None, numbers, lines)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
+    if not result.records:
+        result = _reparse_unquoted(lines, kind) or result
     return Part(kind, result, numbers, lines)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aifabric.checks.diagnose.engine import Evidence, diagnose, load_evidence
 from aifabric.checks.diagnose.verdicts import Verdict, verdicts_for
-from aifabric.evidence.base import Record
+from aifabric.evidence.base import Record, decode_capture
 from aifabric.evidence.ethtool_stats import EthtoolStats
 from aifabric.evidence.frr import BgpPeer
 from aifabric.evidence.gpu_topo import GpuTopology
@@ -159,3 +159,30 @@ def test_ucx_info_listing_whose_hashes_markdown_took() -> None:
     assert sorted(type(x).__name__ for x in got.records) == sorted(
         type(x).__name__ for x in whole.records
     )
+
+
+def test_a_tmux_pane_border_on_every_line_is_not_part_of_the_output() -> None:
+    text = (FIXTURES / "ibstat/linpack-19a-edr/input.txt").read_text()
+    boxed = "\n".join(f"\u2502{ln:<60}\u2502" if ln else "\u2502" for ln in text.splitlines())
+    got = parse_text(decode_capture(boxed.encode()))
+    assert got.kind == "ibstat"
+    whole = parse_text(text, "ibstat")
+    assert [type(r).__name__ for r in got.records] == [type(r).__name__ for r in whole.records]
+
+
+def test_a_tools_output_kept_as_comments_among_other_lines() -> None:
+    # a TAP test log: the harness's lines, then ping's output behind "# " marks
+    ping = (FIXTURES / "ping/lab-df-8972-healthy-9000/input.txt").read_text()
+    tap = "TAP version 13\n1..1\n" + "\n".join(f"# {ln}" for ln in ping.splitlines()) + "\nok 1\n"
+    parts = [p for p in parse_paste(tap) if p.result and p.result.records]
+    assert [p.kind for p in parts] == ["ping"]
+
+
+def test_the_prompts_command_names_the_kind_of_a_cut_down_output() -> None:
+    # "# ethtool -i IF" then two of its lines: too little for detection, the command says
+    lines = (FIXTURES / "ethtool-info/captured-virtio-driver/input.txt").read_text().splitlines()
+    text = "NIC driver\n# ethtool -i eth0\n" + "\n".join(lines[:2]) + "\n"
+    parts = [p for p in parse_paste(text) if p.result and p.result.records]
+    assert [p.kind for p in parts] == ["ethtool-info"]
+    # without the command line nothing says what the two lines are
+    assert not [p for p in parse_paste("\n".join(lines[:2]) + "\n") if p.kind == "ethtool-info"]
