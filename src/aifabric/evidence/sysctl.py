@@ -35,13 +35,16 @@ from typing import ClassVar
 from aifabric.evidence.base import ParseResult, Record
 from aifabric.evidence.registry import register
 
-__all__ = ["SysctlMissing", "SysctlValue", "parse_sysctl", "proc_path_to_key"]
+__all__ = ["SysctlMissing", "SysctlSetFailed", "SysctlValue", "parse_sysctl", "proc_path_to_key"]
 
 _TOP = r"(?:net|kernel|vm|fs|dev|user|abi|debug|crypto|sunrpc)"
 _KEY_RE = re.compile(rf"^({_TOP}\.[\w.\-/:@+]+)\s*=\s?(.*)$")
 _PROC_RE = re.compile(rf"^/proc/sys/({_TOP}/[\w.\-/:@+]+):(.*)$")
 _CAT_RE = re.compile(rf"(?:^|\s)/proc/sys/({_TOP}/[\w.\-/:@+]+)")
 _MISSING_RE = re.compile(rf"^sysctl: cannot stat /proc/sys/({_TOP}/[\w.\-/:@+]+)(?::|$)")
+_SET_FAILED_RE = re.compile(rf"^sysctl: setting key \"({_TOP}\.[\w.\-/:@+]+)\"(?:: (.+))?$")
+"""procps-ng ``sysctl -w``: ``sysctl: setting key "KEY": Invalid argument`` (sysctl.c's
+``xwarn(_("setting key \"%s\""), ...)``, the errno text after it)."""
 _ANY_KEY_RE = re.compile(rf"^\s*{_TOP}\.[\w.\-/:@+]+\s*=", re.MULTILINE)
 """A ``key = value`` line anywhere (leading blanks allowed, as the per-line strip does): the
 detector's cheap first test."""
@@ -74,6 +77,17 @@ class SysctlMissing(Record):
     record_type: ClassVar[str] = "sysctl_missing"
 
     key: str
+
+
+@dataclass(slots=True, kw_only=True)
+class SysctlSetFailed(Record):
+    """A value ``sysctl -w`` could not set (``sysctl: setting key "KEY": Invalid argument``): the
+    kernel refused it (out of range, read-only in a container's namespace, wrong type)."""
+
+    record_type: ClassVar[str] = "sysctl_set_failed"
+
+    key: str
+    error: str | None = None
 
 
 def proc_path_to_key(path: str) -> str:
@@ -112,6 +126,9 @@ def _parse(text: str, result: ParseResult) -> None:
         if (m := _MISSING_RE.match(stripped)) is not None:
             result.records.append(SysctlMissing(line=lineno, key=proc_path_to_key(m.group(1))))
             continue
+        if (m := _SET_FAILED_RE.match(stripped)) is not None:
+            result.records.append(SysctlSetFailed(line=lineno, key=m.group(1), error=m.group(2)))
+            continue
         if stripped.startswith("sysctl: cannot stat"):
             result.warn(lineno, "key not present on this kernel", line)
             continue
@@ -120,7 +137,11 @@ def _parse(text: str, result: ParseResult) -> None:
 
 def _detect(text: str) -> float:
     window = text[:65536]
-    if "/proc/sys/" not in window and _ANY_KEY_RE.search(window) is None:
+    if (
+        "/proc/sys/" not in window
+        and "sysctl: setting key" not in window
+        and _ANY_KEY_RE.search(window) is None
+    ):
         return 0.0  # no line can be a hit (the loop below would score 0)
     total = hits = 0
     cat_prompt = False
@@ -132,8 +153,9 @@ def _detect(text: str) -> float:
             cat_prompt = cat_prompt or (_CAT_RE.search(s) is not None and " cat " in f" {s}")
             continue
         total += 1
-        named = (_KEY_RE.match(s) is not None or _PROC_RE.match(s) is not None
-                 or _MISSING_RE.match(s) is not None)  # fmt: skip
+        named = any(
+            rx.match(s) is not None for rx in (_KEY_RE, _PROC_RE, _MISSING_RE, _SET_FAILED_RE)
+        )
         if named or (cat_prompt and len(s.split()) <= 3 and len(s) < 64):
             hits += 1
     if not total:

@@ -107,3 +107,21 @@ def test_a_key_the_kernel_lacks_is_a_record() -> None:
         (2, "net.ipv6.conf.all.rp_filter")
     ]
     assert not result.of_type(SysctlValue)
+
+
+def test_a_value_the_kernel_refused_is_a_record() -> None:
+    """procps-ng ``sysctl -w`` prints ``sysctl: setting key "KEY": <strerror>`` when the write
+    fails (sysctl.c): the kernel refused the value (out of range, read-only in a namespace)."""
+    from aifabric.evidence.sysctl import SysctlSetFailed  # noqa: PLC0415
+
+    text = (
+        "sysctl -w net.core.somaxconn=-1\n"
+        'sysctl: setting key "net.core.somaxconn": Invalid argument\n'
+        'sysctl: setting key "net.ipv4.ip_forward": Read-only file system\n'
+    )
+    assert detect_kind(text) == KIND
+    got = parse_text(text, KIND).of_type(SysctlSetFailed)
+    assert [(r.line, r.key, r.error) for r in got] == [
+        (2, "net.core.somaxconn", "Invalid argument"),
+        (3, "net.ipv4.ip_forward", "Read-only file system"),
+    ]
