@@ -213,6 +213,13 @@ def _detect_ibqueryerrors(text: str) -> float:
         return 0.95
     if ("Errors for 0x" in text or 'Errors for "' in text) and " port " in text and " == " in text:
         return 0.9
+    if "GUID 0x" in text and " == " in text:
+        # port lines without their "Errors for" node line (a grep of a saved report)
+        ports = sum(
+            1 for ln in text.splitlines()[:400] if _IQE_PORT_RE.match(ln.strip()) and "[" in ln
+        )
+        if ports >= 2:
+            return 0.85
     return 0.0
 
 

@@ -102,3 +102,22 @@ def test_link_downed_counts_only_when_it_grows(tmp_path: Path) -> None:
     two.write_text(_snap(7, 0, 3) + "\n" + _snap(7, 4, 5))
     [f] = _phy(load_evidence([two]))
     assert "symbol_error 4" in f.message and "link down events 2" in f.message
+
+
+def test_ibqueryerrors_port_lines_grepped_out_of_a_report() -> None:
+    # `grep PortXmitWait report.txt`: the port lines of a real capture without their
+    # "Errors for" node lines are still ibqueryerrors, with the same counters
+    from aifabric.evidence import detect_kind, parse_text  # noqa: PLC0415
+
+    c = case("ibqueryerrors", "linux-rdma-20210316-sx6036-cx3-fabric")
+    rows = [
+        ln.lstrip("> ").strip() for ln in c.text().splitlines()
+        if "GUID 0x" in ln and "port ALL" not in ln
+    ]  # fmt: skip
+    text = "$ grep PortXmitWait ibqueryerrors.txt\n" + "\n".join(rows) + "\n"
+    assert detect_kind(text) == "ibqueryerrors"
+    got = parse_text(text, "ibqueryerrors").of_type(RdmaCounters)
+    assert [(r.attributes["guid"], r.port) for r in got][:2] == [
+        ("0x7cfe900300179b31", 1), ("0x7cfe900300179b32", 2),
+    ]  # fmt: skip
+    assert got[0].counters["VL15_dropped"] == 14
