@@ -507,7 +507,7 @@ def _parse(text: str, result: ParseResult) -> None:
 _SAVE_RE = re.compile(r"^\*(?:filter|mangle|nat|raw|security)\s*$", re.MULTILINE)
 _RULE_RE = re.compile(r"^(?:\[\d+:\d+\] )?-A \S+ ", re.MULTILINE)
 _POLICY_RE = re.compile(r"^-P (?:INPUT|FORWARD|OUTPUT|PREROUTING|POSTROUTING) [A-Z]+", re.MULTILINE)
-_LIST_RE = re.compile(r"^Chain \S+ \((?:policy [A-Z]+|\d+ references)", re.MULTILINE)
+_LIST_RE = re.compile(r"^[ \t]*Chain \S+ \((?:policy [A-Z]+|\d+ references)", re.MULTILINE)
 
 
 def _detect(text: str) -> float:

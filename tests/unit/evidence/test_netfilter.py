@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.netfilter import DSCP_CLASSES, NetfilterChain, NetfilterRule
+from aifabric.evidence.paste import parse_paste
 from tests.unit.evidence.fixtures import all_cases, case, draw_garbage_insertion, load
 
 KIND = "iptables"
@@ -141,3 +142,13 @@ def test_set_dscp_round_trip(dscp: int, packets: int, nbytes: int) -> None:
     text = f"*mangle\n[{packets}:{nbytes}] -A OUTPUT -j DSCP --set-dscp {dscp:#04x}\nCOMMIT\n"
     [r] = parse_text(text, KIND).of_type(NetfilterRule)
     assert (r.set_dscp, r.packets, r.bytes) == (dscp, packets, nbytes)
+
+
+def test_an_indented_listing_followed_by_prose_is_read() -> None:
+    # a mail that indents the session with a tab and goes on in prose at column 0: the listing
+    # is not dedented (the prose is not indented), yet it is iptables -L output
+    listing = case("iptables", "lab-host-mangle-vnL").text()
+    text = "It works like this:\n\n" + "".join(f"\t{ln}\n" for ln in listing.splitlines())
+    text += "\nHowever, it does not work later.\n"
+    parts = [p for p in parse_paste(text) if p.result and p.result.records]
+    assert [p.kind for p in parts] == ["iptables"]
