@@ -546,15 +546,12 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
     """Parse ``seg`` as ``kind`` (``None``: an unrecognised part, kept as text)."""
     if kind is None:
         return Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
-    text = "\n".join(seg.lines) + "\n"
     try:
-        result = parse_text(text, kind)
+        result = _parse_lines(seg.lines, kind)
     except (InputError, RecursionError, ValueError) as exc:
         part = Part(None, None, seg.numbers, seg.lines, seg.command, seg.subject)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
-    if not result.records:
-        result = _reparse_unquoted(seg.lines, kind) or result
     identity = not seg.numbers or (
         seg.numbers[0] == 1 and seg.numbers[-1] == len(seg.numbers)
     )
@@ -591,14 +588,21 @@ def _whole(text: str, kind: str | None) -> Part:
     if kind is None:
         return Part(None, None, numbers, lines)
     try:
-        result = parse_text(text, kind)
+        result = _parse_lines(lines, kind, text)
     except (InputError, RecursionError, ValueError) as exc:
         part = Part(None, None, numbers, lines)
         part.notes.append(f"not parsed as {kind}: {exc}")
         return part
+    return Part(kind, result, numbers, lines)
+
+
+def _parse_lines(lines: list[str], kind: str, text: str | None = None) -> ParseResult:
+    """``lines`` (joined: ``text`` when given) parsed as ``kind``, read again without quote
+    marks (:func:`_reparse_unquoted`) when the first reading finds nothing."""
+    result = parse_text(text if text is not None else "\n".join(lines) + "\n", kind)
     if not result.records:
         result = _reparse_unquoted(lines, kind) or result
-    return Part(kind, result, numbers, lines)
+    return result
 
 
 def _split_prefixed(seg: Segment) -> list[Segment]:
