@@ -9,11 +9,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from aifabric.checks.diagnose.differential import (
     PREDICATES,
+    SUPPORTS,
     all_differentials,
     differential_by_check,
 )
+from aifabric.checks.diagnose.differential_evidence import _gid_kind, settings
 from aifabric.checks.diagnose.engine import diagnose, load_evidence
 from aifabric.checks.diagnose.rules import all_rules
 from aifabric.checks.diagnose.signatures import all_causes, signature_by_id
@@ -67,23 +72,116 @@ def test_every_family_covers_checks_that_exist_and_lists_their_own_cause() -> No
 def test_every_predicate_is_used() -> None:
     used = {p for fam in all_differentials() for c in fam.candidates for p in c.ruled_out_by}
     assert used == set(PREDICATES)
+    shown = {p for fam in all_differentials() for c in fam.candidates for p in c.supported_by}
+    assert shown == set(SUPPORTS)
+
+
+def test_a_family_that_leads_with_its_own_order_says_why() -> None:
+    for fam in all_differentials():
+        if fam.lead == "family":
+            assert fam.basis and "incidents" in fam.basis, fam.id
 
 
 # -- ranking ------------------------------------------------------------------------------------
 
 
-def test_alone_the_message_keeps_its_cause_and_lists_the_others(tmp_path: Path) -> None:
+def test_alone_the_message_names_the_most_common_cause_and_lists_the_others(
+    tmp_path: Path,
+) -> None:
+    """rdma-no-ack leads with its own order (a wrong GID is the most common cause of status 12
+    in real incidents); the catalogue entry's own cause, loss, comes next."""
     f = _covered(diagnose(load_evidence(_copy(tmp_path, RETRY_12))).findings, "rdma-no-ack")
-    assert f.cause == "fabric.packet-loss"
+    assert f.cause == "host.gid"
+    assert "most common cause" in f.message
     alts = [(a.cause, a.status) for a in f.alternatives]
     assert alts == [
-        ("host.gid", "possible"),
+        ("fabric.packet-loss", "possible"),
         ("fabric.mtu", "possible"),
         ("fabric.link-down", "possible"),
         ("application.peer-exit", "possible"),
     ]
     assert all(a.check for a in f.alternatives)
-    assert "rdma-no-ack" in f.explanation
+    assert "rdma-no-ack" in f.explanation and "Order:" in f.explanation
+
+
+IBSTAT_EDR = FIX / "evidence/ibstat/linpack-19a-edr/input.txt"
+
+
+def test_infiniband_ports_rule_the_gid_out_and_loss_leads(tmp_path: Path) -> None:
+    """ibstat shows InfiniBand ports only: a GID index does not apply, so the retry-exceeded
+    completion falls back to the entry's own cause."""
+    ev = load_evidence(_copy(tmp_path, RETRY_12, IBSTAT_EDR))
+    f = _covered(diagnose(ev).findings, "rdma-no-ack")
+    assert f.cause == "fabric.packet-loss"
+    gid = [a for a in f.alternatives if a.cause == "host.gid"]
+    assert gid[0].status == "ruled out" and "InfiniBand" in (gid[0].because or "")
+
+
+def test_a_gid_index_of_zero_on_the_mpirun_line_supports_the_gid(tmp_path: Path) -> None:
+    case = FIX / "diagnose/diff-gid-index-zero-ucx-2789"
+    f = _covered(diagnose(load_evidence([case / "mpirun.txt", case / "ucx.log"])).findings,
+                 "rdma-no-ack")  # fmt: skip
+    assert f.cause == "host.gid"
+    assert "UCX_IB_GID_INDEX=0" in f.message and "mpirun.txt line 1" in f.message
+    # the log alone: the same cause by the family's order, not supported
+    alone = _covered(diagnose(load_evidence([case / "ucx.log"])).findings, "rdma-no-ack")
+    assert alone.cause == "host.gid" and "most common cause" in alone.message
+
+
+def test_gid_tables_that_differ_between_hosts_support_the_gid() -> None:
+    case = FIX / "diagnose/diff-gid-tables-differ-ucx-7785"
+    files = [case / "ucx_perftest.txt", case / "gids-mu01.txt", case / "gids-cu01.txt"]
+    f = _covered(diagnose(load_evidence(files)).findings, "rdma-no-ack")
+    assert f.cause == "host.gid"
+    # index 1: fe80:... (the RoCE v2 default GID) on mu01, ::ffff:12.12.12.1 on cu01
+    assert "GID index 1 is fe80:" in f.message and "ffff:0c0c:0c01" in f.message
+
+
+CRAY_OFI = FIX / "signatures/mpich/ofi-ep-enable-cray-e4s-50/input.txt"
+UCX_TLS_MPIRUN = FIX / "signatures/ucx/transport-not-available-ucx-pr-4793/input.txt"
+
+
+def test_a_provider_failure_keeps_the_device_unless_a_transport_was_chosen(
+    tmp_path: Path,
+) -> None:
+    """Cray MPICH could not enable its OFI endpoint: alone that is the device; with an mpirun
+    line that chooses the transport by hand (-mca pml ucx -x UCX_TLS=..., a real capture from
+    another job, assembled) the setting is supported."""
+    alone = _covered(diagnose(load_evidence(_copy(tmp_path, CRAY_OFI))).findings,
+                     "provider-init")  # fmt: skip
+    assert alone.cause == "host.rdma-device"
+    assert {a.cause for a in alone.alternatives} == {"config.nccl-env", "config.version-mismatch"}
+    mpirun = tmp_path / "mpirun.txt"  # the command line of the capture, without its output
+    mpirun.write_text(UCX_TLS_MPIRUN.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    beside = _covered(
+        diagnose(load_evidence([*_copy(tmp_path, CRAY_OFI), mpirun])).findings, "provider-init"
+    )
+    assert beside.cause == "config.nccl-env"
+    assert "chooses the transport by hand" in beside.message
+
+
+def test_settings_come_from_commands_not_from_program_hints(tmp_path: Path) -> None:
+    """``mpirun -x``/``--mca`` words and prompt lines are settings; libfabric's hint ``To use
+    tcp, please, set FI_PROVIDER=tcp`` (real line, firemodels/fds issue 7868) is not."""
+    path = tmp_path / "run.txt"
+    path.write_text(
+        "libfabric:core:core:fi_getinfo_():980<info> Since psm2 can be used, tcp has been "
+        "skipped. To use tcp, please, set FI_PROVIDER=tcp\n"
+        "kl-18448:tests szampini$ MPIR_CVAR_OFI_USE_PROVIDER=sockets ./ex1\n"
+        "$mpirun -n 2 -mca pml ucx  -x UCX_TLS=sm,ib,rc  ./osu_latency\n",
+        encoding="utf-8",
+    )
+    got = [(s.name, s.value) for s in settings(load_evidence([path]))]
+    assert ("FI_PROVIDER", "tcp") not in got
+    assert ("MPIR_CVAR_OFI_USE_PROVIDER", "sockets") in got
+    assert ("UCX_TLS", "sm,ib,rc") in got and ("pml", "ucx") in got
+
+
+def test_alone_a_system_error_names_the_shared_memory_first(tmp_path: Path) -> None:
+    f = _covered(diagnose(load_evidence(_copy(tmp_path, SYSTEM_ERROR))).findings,
+                 "nccl-system-error")  # fmt: skip
+    assert f.cause == "host.shm" and "most common cause" in f.message
+    assert [a.cause for a in f.alternatives][-1] == "host.resources"
 
 
 def test_an_mtu_black_hole_in_the_same_input_makes_mtu_the_cause(tmp_path: Path) -> None:
@@ -96,8 +194,8 @@ def test_an_mtu_black_hole_in_the_same_input_makes_mtu_the_cause(tmp_path: Path)
     f = _covered(findings, "rdma-no-ack")
     assert f.cause == "fabric.mtu"
     assert "most likely" in f.message and "path-mtu-blackhole" in f.message
-    assert f.alternatives[0].cause == "fabric.packet-loss"
-    assert f.alternatives[0].status == "possible"
+    assert [(a.cause, a.status) for a in f.alternatives[:2]] == [
+        ("host.gid", "possible"), ("fabric.packet-loss", "possible")]  # fmt: skip
 
 
 def test_unlimited_memlock_rules_memlock_out_of_a_system_error(tmp_path: Path) -> None:
@@ -207,3 +305,20 @@ def test_a_gpu_that_failed_to_initialise_beside_an_unassigned_bar_is_pcie(tmp_pa
     assert {a.cause for a in alone.alternatives} == {"host.pcie", "config.version-mismatch"}
     # a BAR the PCI core could not assign, in the same input, supports host.pcie
     assert beside.cause == "host.pcie"
+
+
+# -- GID kinds (property) ---------------------------------------------------------------------
+
+def _groups(value: int) -> str:
+    """A 128-bit value in the full 8-group form ``ibv_devinfo -v`` and ``show_gids`` print."""
+    return ":".join(f"{(value >> (112 - 16 * i)) & 0xFFFF:04x}" for i in range(8))
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_an_ipv4_mapped_gid_is_ipv4(v4: int) -> None:
+    assert _gid_kind(_groups((0xFFFF << 32) | v4)) == "ipv4"
+
+
+@given(st.integers(0, 2**64 - 1))
+def test_an_fe80_gid_is_link_local(iid: int) -> None:
+    assert _gid_kind(_groups((0xFE80 << 112) | iid)) == "link-local"

@@ -1,0 +1,354 @@
+"""What the input says about a differential's candidates: settings, GID tables, link layers.
+
+The predicates of :mod:`aifabric.checks.diagnose.differential` read the same input as the
+finding they re-rank. Two kinds, each returning a sentence that quotes the record (or ``None``):
+
+* **ruling out** (``ruled_out_by``): the state the cause needs is absent (every locked-memory
+  limit unlimited, every RDMA port active, only InfiniBand ports so no RoCE GID to get wrong);
+* **supporting** (``supported_by``): the input shows the state the cause needs, though no
+  finding names it on its own (a RoCE GID index set to a link-local slot, two hosts whose GID
+  tables disagree, a transport or provider chosen by hand beside a provider that failed).
+
+A setting counts wherever the input shows it: an environment file or ``export`` line, NCCL's
+``set by environment to`` line, or a ``NAME=value`` / ``-x NAME=value`` / ``--mca name value``
+word on any line of a pasted command (users paste the ``mpirun`` line above the error).
+
+Facts used (each cited where the predicate states it):
+
+* a RoCE port's GID slots 0 and 1 hold the port's default GID, the link-local ``fe80::`` address
+  derived from the MAC, as RoCE v1 and RoCE v2; the routable IPv4-mapped GIDs come after them
+  (Linux ``drivers/infiniband/core/roce_gid_mgmt.c``, ``default GID``; the ``show_gids`` tables
+  of MLNX_OFED print the same layout). A link-local GID is not routed, so a connection to a peer
+  on another subnet, or a peer whose table puts a different kind of GID at the same index, sends
+  its packets nowhere: the requester's retry counter runs out (``IBV_WC_RETRY_EXC_ERR``);
+* a GID index only matters on RoCE: an InfiniBand port addresses peers by LID inside a subnet,
+  and NCCL's ``NCCL_IB_GID_INDEX`` documentation says so
+  (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-gid-index).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from aifabric.checks.diagnose.verdicts_host_state import PEER_MEMORY_MODULES
+from aifabric.evidence.host_limits import ResourceLimit
+from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
+from aifabric.evidence.kernel_modules import KernelModule
+from aifabric.evidence.nccl_env import EnvVar
+from aifabric.evidence.nccl_log import GdrStatus, NcclEnv, NetDevices
+from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
+from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaDevices, SysfsRdmaPort
+
+if TYPE_CHECKING:
+    from aifabric.checks.diagnose.engine import Evidence
+
+__all__ = ["PREDICATES", "SUPPORTS", "Predicate", "Setting", "settings"]
+
+Predicate = Callable[["Evidence"], str | None]
+"""Reads the input; returns why (quoting the record), or None."""
+
+
+def _where(ev: Evidence, record: object) -> str:
+    for item in ev.items:
+        if item.record is record and item.file is not None:
+            line = getattr(record, "line", None)
+            return f" ({item.file.path}{f' line {line}' if line else ''})"
+    return ""
+
+
+def _records(ev: Evidence, kind: type[object] | tuple[type[object], ...]) -> list[object]:
+    return [item.record for item in ev.items if isinstance(item.record, kind)]
+
+
+# -- settings -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting the input shows: ``name`` as written (MCA names without their prefix)."""
+
+    name: str
+    value: str
+    where: str
+    """`` (file line N)`` for quoting."""
+
+
+_PREFIXES = ("NCCL_", "UCX_", "FI_", "I_MPI_", "CCL_", "OMPI_MCA_", "NVSHMEM_", "MPIR_CVAR_")
+_ASSIGN_RE = re.compile(
+    r"(?<![\w$])((?:NCCL|UCX|FI|I_MPI|CCL|OMPI_MCA|NVSHMEM|MPIR_CVAR)_[A-Za-z0-9_]+)"
+    r"=([\"']?)([^\s\"';]*)\2"
+)
+_MCA_RE = re.compile(r"(?:^|\s)--?mca\s+([A-Za-z0-9_]+)\s+([\"']?)([^\s\"']+)\2")
+_COMMAND_RE = re.compile(
+    r"^\s*(?:\[[^\]]{1,60}\][$#]\s*|[^$#%>\s]{1,60}(?:\s[^$#%>\s]{1,40})?[$#%>]\s+|[$#%>]\s*)?"
+    r"(?:sudo\s+)?(?:(?:export|env|mpirun|"
+    r"mpiexec(?:\.hydra)?|srun|torchrun|python\d*(?:\.\d+)?|deepspeed|horovodrun|docker|podman|"
+    r"singularity|apptainer|oshrun|prterun|ucx_perftest)(?:\s|$)|[A-Z][A-Z0-9_]*=)"
+    r"|\s-(?:x|genv|e)\s+[A-Z]|\s--?mca\s"
+)
+"""A line that sets something: a shell or launcher command (after an optional prompt), not a
+program's hint such as libfabric's ``To use tcp, please, set FI_PROVIDER=tcp``."""
+
+
+def _scan_lines(ev: Evidence) -> Iterator[Setting]:
+    for f in ev.files:
+        for n, line in f.own_lines():
+            if ("=" not in line and "mca" not in line) or not _COMMAND_RE.search(line):
+                continue
+            for m in _ASSIGN_RE.finditer(line):
+                yield Setting(m[1], m[3], f" ({f.path} line {n})")
+            for m in _MCA_RE.finditer(line):
+                yield Setting(m[1], m[3], f" ({f.path} line {n})")
+
+
+def settings(ev: Evidence) -> list[Setting]:
+    """Every setting the input shows, in input order (records first, then command lines)."""
+    out: list[Setting] = []
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, EnvVar) and not rec.dynamic and rec.name.startswith(_PREFIXES):
+            out.append(Setting(rec.name, rec.value, _where(ev, rec)))
+        elif isinstance(rec, NcclEnv):
+            value = rec.value.split()[0] if rec.value else ""
+            out.append(Setting(rec.name, value, _where(ev, rec)))
+    out.extend(_scan_lines(ev))
+    return out
+
+
+# -- link layer and GIDs ------------------------------------------------------------------------
+
+
+def _link_layers(ev: Evidence) -> set[str]:
+    """``ib`` / ``roce`` for every port whose link layer the input shows."""
+    out: set[str] = set()
+    for rec in _records(ev, (IbvPort, IbstatPort, SysfsRdmaPort, NetDevices)):
+        if isinstance(rec, NetDevices):
+            layers = [d.link_layer or "" for d in rec.devices]
+        else:
+            layers = [str(getattr(rec, "link_layer", None) or "")]
+        for layer in layers:
+            low = layer.lower()
+            if low in ("infiniband", "ib"):
+                out.add("ib")
+            elif low in ("ethernet", "roce"):
+                out.add("roce")
+    if _records(ev, GidEntry):  # show_gids is a RoCE tool
+        out.add("roce")
+    return out
+
+
+_GID_LINE_RE = re.compile(r"GID\[\s*(\d+)\]:\s+([0-9a-fA-F:]{15,39})\b")
+
+
+def _gid_kind(gid: str) -> str:
+    """``link-local``, ``ipv4`` (IPv4-mapped), ``ipv6`` or ``zero``."""
+    try:
+        addr = ipaddress.IPv6Address(gid)
+    except ValueError:
+        try:
+            addr = ipaddress.IPv6Address(":".join(gid.split(":")[:8]))
+        except ValueError:
+            return "unknown"
+    if addr.is_link_local:
+        return "link-local"
+    if addr.ipv4_mapped is not None:
+        return "ipv4"
+    return "zero" if int(addr) == 0 else "ipv6"
+
+
+def _gid_tables(ev: Evidence) -> list[list[tuple[int, str, str]]]:
+    """GID tables in input order, as (index, gid, where) lists: a new table starts where the
+    index does not grow (a second host's ``ibv_devinfo -v`` or ``show_gids``)."""
+    rows: list[tuple[int, str, str]] = []
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, (IbvGid, GidEntry, SysfsGid)):
+            rows.append((rec.index, rec.gid, _where(ev, rec)))
+    if not rows:  # GID lines pasted without the rest of ibv_devinfo -v
+        for f in ev.files:
+            for n, line in f.own_lines():
+                if "GID[" in line and (m := _GID_LINE_RE.search(line)):
+                    rows.append((int(m[1]), m[2], f" ({f.path} line {n})"))
+    tables: list[list[tuple[int, str, str]]] = []
+    for row in rows:
+        if not tables or row[0] <= tables[-1][-1][0]:
+            tables.append([])
+        tables[-1].append(row)
+    return tables
+
+
+_GID_INDEX_NAMES = frozenset({
+    "NCCL_IB_GID_INDEX", "UCX_IB_GID_INDEX", "NVSHMEM_IB_GID_INDEX", "btl_openib_gid_index",
+    "OMPI_MCA_btl_openib_gid_index", "MC_GID_INDEX",
+})  # fmt: skip
+
+
+def _gid_index_link_local(ev: Evidence) -> str | None:
+    """A GID index setting selects a link-local GID on RoCE (module doc)."""
+    chosen = [(s, int(s.value)) for s in settings(ev)
+              if s.name in _GID_INDEX_NAMES and s.value.isdigit()]  # fmt: skip
+    if not chosen:
+        return None
+    s, index = chosen[-1]
+    for table in _gid_tables(ev):
+        for i, gid, where in table:
+            if i == index and _gid_kind(gid) == "link-local":
+                return (f"{s.name}={index}{s.where} selects {gid}{where}, a link-local GID "
+                        "that is not routed")  # fmt: skip
+    if index <= 1 and "ib" not in _link_layers(ev):
+        return (f"{s.name}={index}{s.where}: slots 0 and 1 of a RoCE port hold its default "
+                "link-local GID (fe80::, from the MAC), not the routable address")
+    return None
+
+
+def _gid_tables_differ(ev: Evidence) -> str | None:
+    """Two GID tables of the input hold different kinds of GID at the same index."""
+    tables = _gid_tables(ev)
+    if len(tables) < 2:
+        return None
+    first = {i: (gid, where) for i, gid, where in tables[0]}
+    for other in tables[1:]:
+        for i, gid, where in other:
+            if i in first and _gid_kind(first[i][0]) != _gid_kind(gid):
+                g0, w0 = first[i]
+                return (f"GID index {i} is {g0}{w0} on one port and {gid}{where} on another: "
+                        "one index cannot name the same kind of address on both ends")
+    return None
+
+
+def _infiniband_only(ev: Evidence) -> str | None:
+    """Every port whose link layer the input shows is InfiniBand: no RoCE GID to choose."""
+    layers = _link_layers(ev)
+    if layers != {"ib"}:
+        return None
+    return "the input shows only InfiniBand ports; a GID index only matters on RoCE"
+
+
+# -- transport and provider choices ---------------------------------------------------------------
+
+_TRANSPORT_NAMES = frozenset({
+    "FI_PROVIDER", "FI_PROVIDER_PATH", "I_MPI_OFI_PROVIDER", "I_MPI_FABRICS", "I_MPI_OFI_LIBRARY",
+    "CCL_ATL_TRANSPORT", "UCX_TLS", "UCX_NET_DEVICES", "NCCL_NET", "NCCL_IB_DISABLE",
+    "NCCL_NET_PLUGIN", "OMPI_MCA_pml", "OMPI_MCA_btl", "OMPI_MCA_mtl", "pml", "btl", "mtl",
+    "mtl_ofi_provider_include", "OMPI_MCA_mtl_ofi_provider_include", "MPIR_CVAR_OFI_USE_PROVIDER",
+})  # fmt: skip
+
+
+def _transport_chosen(ev: Evidence) -> str | None:
+    """The input chooses the transport or provider by hand (FI_PROVIDER, UCX_TLS, --mca pml ...)."""
+    chosen = [s for s in settings(ev) if s.name in _TRANSPORT_NAMES and s.value
+              and (s.name != "NCCL_IB_DISABLE" or s.value == "1")]  # fmt: skip
+    if not chosen:
+        return None
+    s = chosen[-1]
+    return f"{s.name} {s.value}{s.where} chooses the transport by hand"
+
+
+# -- ruling out ----------------------------------------------------------------------------------
+
+
+def _memlock_unlimited(ev: Evidence) -> str | None:
+    """Every ``ulimit`` locked-memory line of the input reads unlimited."""
+    limits = [r for r in _records(ev, ResourceLimit) if isinstance(r, ResourceLimit)]
+    memlock = [r for r in limits if r.option == "l"]
+    if not memlock or not all(r.unlimited for r in memlock):
+        return None
+    return f"ulimit shows max locked memory unlimited{_where(ev, memlock[0])}"
+
+
+def _port_state(rec: object) -> tuple[str, bool] | None:
+    """(port name, active) of a port-state record."""
+    if isinstance(rec, IbvPort):
+        return f"{rec.hca_id} port {rec.port}", rec.active
+    if isinstance(rec, IbstatPort):
+        return f"{rec.ca} port {rec.port}", rec.active  # State Active and LinkUp
+    if isinstance(rec, RdmaLink):
+        state = (rec.state or "").upper()
+        return f"{rec.device}/{rec.port}", state == "ACTIVE"
+    return None
+
+
+def _ports_active(ev: Evidence) -> str | None:
+    """The input shows RDMA port states and every one is active."""
+    states = [s for r in _records(ev, (IbvPort, IbstatPort, RdmaLink)) if (s := _port_state(r))]
+    if not states or not all(active for _, active in states):
+        return None
+    names = ", ".join(name for name, _ in states[:3]) + (" ..." if len(states) > 3 else "")
+    return f"every RDMA port in the input is active ({names}); the remote side is not shown"
+
+
+def _rdma_device_visible(ev: Evidence) -> str | None:
+    """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``, ``rdma
+    link``, ``ls /sys/class/infiniband``)."""
+    for rec in _records(ev, (IbvPort, IbstatPort, RdmaLink, IbvDevicesList, SysfsRdmaDevices)):
+        if isinstance(rec, SysfsRdmaDevices):
+            if rec.devices:
+                return f"/sys/class/infiniband lists {rec.devices[0]}{_where(ev, rec)}"
+            continue
+        if isinstance(rec, IbvDevicesList):
+            if rec.devices:
+                return f"ibv_devices lists {rec.devices[0].name}{_where(ev, rec)}"
+            continue
+        state = _port_state(rec)
+        if state is not None:
+            return f"the input shows RDMA device {state[0]}{_where(ev, rec)}"
+    return None
+
+
+def _gdr_enabled(ev: Evidence) -> str | None:
+    """NCCL reports GPUDirect RDMA (or DMA-BUF) enabled, or a peer-memory module is loaded."""
+    for rec in _records(ev, GdrStatus):
+        if isinstance(rec, GdrStatus) and rec.enabled:
+            what = "DMA-BUF" if rec.feature == "dmabuf" else "GPU Direct RDMA"
+            return f"NCCL reports {what} enabled{_where(ev, rec)}"
+    for rec in _records(ev, KernelModule):
+        if isinstance(rec, KernelModule) and rec.name in PEER_MEMORY_MODULES:
+            return f"{rec.name} is loaded{_where(ev, rec)}"
+    return None
+
+
+def _roce_v2_gid_selected(ev: Evidence) -> str | None:
+    """NCCL_IB_GID_INDEX selects a GID that the input shows is RoCE v2 with a routable address."""
+    index = None
+    for rec in _records(ev, NcclEnv):
+        if isinstance(rec, NcclEnv) and rec.name == "NCCL_IB_GID_INDEX":
+            try:
+                index = int(rec.value.split()[0].rstrip("."))
+            except (ValueError, IndexError):
+                return None
+    if index is None:
+        return None
+    gids = [r for r in _records(ev, (GidEntry, IbvGid)) if getattr(r, "index", None) == index]
+    if not gids:
+        return None
+    for g in gids:
+        v2 = getattr(g, "roce_version", None) == 2
+        gid = str(getattr(g, "gid", "")).lower()
+        if not v2 or gid.startswith("fe80") or getattr(g, "link_local", False):
+            return None
+    return (
+        f"NCCL_IB_GID_INDEX={index} and the input's GID table shows index {index} is RoCE v2 "
+        f"with a routable address{_where(ev, gids[0])}"
+    )
+
+
+PREDICATES: dict[str, Predicate] = {
+    "memlock-unlimited": _memlock_unlimited,
+    "ports-active": _ports_active,
+    "rdma-device-visible": _rdma_device_visible,
+    "gdr-enabled": _gdr_enabled,
+    "roce-v2-gid-selected": _roce_v2_gid_selected,
+    "infiniband-only": _infiniband_only,
+}
+"""``ruled_out_by`` names: each reads the input and says why a cause is ruled out."""
+
+SUPPORTS: dict[str, Predicate] = {
+    "gid-index-link-local": _gid_index_link_local,
+    "gid-tables-differ": _gid_tables_differ,
+    "transport-chosen": _transport_chosen,
+}
+"""``supported_by`` names: each reads the input and says why a cause is supported."""
