@@ -23,7 +23,9 @@ Records: :class:`BondInfo` (``bond`` from the command line when shown, ``mode``,
 ``speed_mbps``, ``duplex``, ``link_failures``, ``aggregator_id``). A line that is no ``Label:
 value`` is a warning; the rest is still read.
 
-Detection: ``Bonding Mode:`` with ``MII Status:`` scores 0.95.
+Detection: ``Bonding Mode:`` with ``MII Status:`` scores 0.95, and so do ``grep`` lines that
+carry the file name (``/proc/net/bonding/bond0:Bonding Mode: ...``): each file's lines then
+belong to that bond.
 
 Sources: https://github.com/torvalds/linux/blob/v6.8/drivers/net/bonding/bond_procfs.c;
 https://www.kernel.org/doc/Documentation/networking/bonding.rst ("Querying Bonding
@@ -100,8 +102,21 @@ def _int(raw: str) -> int | None:
     return int(head) if head.isdecimal() and len(head) <= 12 else None
 
 
+_GREP_PREFIX_RE = re.compile(r"^/proc/net/bonding/(?P<bond>[^\s:/]+):(?=[A-Z])")
+"""``grep -H`` (or ``grep PATTERN /proc/net/bonding/bond*``, several files) puts the file name
+before each line: ``/proc/net/bonding/bond0:Bonding Mode: IEEE 802.3ad ...``."""
+_GREP_DETECT_RE = re.compile(
+    r"(?m)^/proc/net/bonding/[^\s:/]+:(?:Bonding Mode|MII Status|Slave Interface|"
+    r"Transmit Hash Policy):"
+)
+
+
 def _detect(text: str) -> float:
-    return 0.95 if "Bonding Mode:" in text and "MII Status:" in text else 0.0
+    if "Bonding Mode:" in text and "MII Status:" in text:
+        return 0.95
+    if "/proc/net/bonding/" in text and _GREP_DETECT_RE.search(text, 0, 200_000):
+        return 0.95
+    return 0.0
 
 
 @register(
@@ -121,6 +136,12 @@ def parse_proc_bonding(text: str) -> ParseResult:
         line = (_QUOTE_RE.sub("", raw) if raw[:1] == ">" else raw).strip()
         if not line or line.startswith("```"):
             continue
+        grep = _GREP_PREFIX_RE.match(line) if line[:1] == "/" else None
+        if grep is not None:
+            if grep.group("bond") != bond_name:  # the next file of a grep over several bonds
+                bond_name = grep.group("bond")
+                info, slave, in_aggregator = None, None, False
+            line = line[grep.end() :]
         cmd = _CMD_RE.search(line)
         if cmd is not None and (_PROMPT_RE.match(line) or line.startswith(("cat ", "sudo "))):
             bond_name = cmd.group("b1") or cmd.group("b2")

@@ -58,7 +58,8 @@ class RdmaCounters(Record):
     port: int | None
     """Port number; ``None`` for device-level counters (``/sys/class/infiniband/X/hw_counters``)."""
     source: str
-    """``sysfs-hw_counters``, ``sysfs-counters``, ``rdma-statistic`` or ``rdma-statistic-qp``."""
+    """``sysfs-hw_counters``, ``sysfs-counters``, ``rdma-statistic``, ``rdma-statistic-qp`` or
+    ``rdma-statistic-mr`` (one memory region: ``attributes`` holds its ``mrn``)."""
     counters: dict[str, int | None] = field(default_factory=dict)
     """name → value in capture order; ``None`` for ``N/A`` (no PMA)."""
     counter_lines: dict[str, int] = field(default_factory=dict)
@@ -86,6 +87,10 @@ _FILE_HDR_RE = re.compile(r"^(?:===|==>)[ \t]*+(\S+)[ \t]*+(?:===|<==)$")
 # the value ends at its last non-blank, found greedily
 _PAIR_RE = re.compile(r"^\s*([A-Za-z_][\w.\-]*+)(?:\s*+:\s*+|\s++)(\S(?:.*\S)?)\s*$")
 _LINK_RE = re.compile(r"^\s*link\s+([^\s/]+)/(\d+)(?:\s+(.*))?$")
+_MR_RE = re.compile(r"^\s*dev\s+(\S+)\s+(mrn\s+\d+(?:\s+.*)?)$")
+"""``rdma statistic mr`` (iproute2 ``rdma/stat-mr.c``): ``dev rocep8s0f0 mrn 8 page_faults 27
+...``, one memory region per line (ODP page-fault counters), no port."""
+_STAT_COMMAND_RE = re.compile(r"\brdma\s+(?:-\w+\s+)*stat(?:istic)?\b")
 _QUOTE_RE = re.compile(r"^(?:>[ \t]?)+")
 _MODE_WORDS = frozenset({"supported", "optional-counters", "optional-set:", "qp", "mr", "auto"})
 """First token after ``link DEV/PORT`` on ``rdma statistic [qp] mode [supported]`` lines: a
@@ -230,7 +235,7 @@ class _State:
                 if not ok and name not in _QP_ATTRS:
                     self.result.warn(line, f"expected an integer value for {name!r}", raw)
                 rec.attributes[name] = raw
-                if name in _QP_ATTRS:
+                if name in _QP_ATTRS and rec.source == "rdma-statistic":
                     rec.source = "rdma-statistic-qp"
             else:
                 rec.counters[name] = value
@@ -250,6 +255,8 @@ def _on_link(st: _State, lineno: int, m: re.Match[str]) -> None:
     st.ctx = None
 
 
+_LINK_LINE_RE = re.compile(r"^[ \t>]*link[ \t]+[\w.\-]+/\d+\b", re.MULTILINE)
+_MR_LINE_RE = re.compile(r"^[ \t>]*dev[ \t]+\S+[ \t]+mrn[ \t]+\d+", re.MULTILINE)
 _DETECT_NAMES = (
     "np_cnp_sent",
     "rp_cnp_handled",
@@ -283,6 +290,10 @@ def _detect(text: str) -> float:
         return 0.9  # the counters directory as a prompt's cwd or a loop's argument
     if "link mlx5_" in text or "rx_write_requests" in text:
         return 0.9
+    if "stat" in text and _STAT_COMMAND_RE.search(text, 0, 65536) and (
+        _LINK_LINE_RE.search(text, 0, 65536) or _MR_LINE_RE.search(text, 0, 65536)
+    ):
+        return 0.9  # the command, then its link DEV/PORT (or dev DEV mrn N) output
     if any(n in text for n in _DETECT_NAMES):
         return 0.85
     if ("=== " in text or "==> " in text) and len(
@@ -393,6 +404,13 @@ def parse_rdma_counters(text: str) -> ParseResult:
             m = _LINK_RE.match(stripped)
             if m is not None:
                 _on_link(st, lineno, m)
+                continue
+        if stripped.startswith("dev ") and "mrn" in stripped:
+            mm = _MR_RE.match(stripped)
+            if mm is not None:
+                st.open(lineno, mm.group(1), None, "rdma-statistic-mr")
+                st.link_tokens = [(lineno, t) for t in mm.group(2).split()]
+                st.ctx = None
                 continue
         if st.link_tokens is not None:
             if "$ " in line or "# " in line or "/infiniband/" in line:

@@ -107,12 +107,22 @@ _IBDEV_V_RE = re.compile(
 )
 
 
+_LOG_PREFIX_RE = re.compile(r"^\[[^\]\n]{8,160}\][ \t]+(?:ibdev2netdev:[ \t]+)?")
+"""A program's log prefix before an echoed ``ibdev2netdev`` line (``[2025-03-17T07:56:59...
+monitor_collect:571295 IBDevice.cc:169 INFO] hns_0 port 1 ==> bond0 (Up)``, 3FS)."""
+
+
+def _ibdev_line(raw: str) -> str:
+    s = raw.strip()
+    return _LOG_PREFIX_RE.sub("", s) if s[:1] == "[" else s
+
+
 def _detect_ibdev2netdev(text: str) -> float:
     head = text[:200_000]
     if " ==> " not in head:
         return 0.0
     for line in head.splitlines()[:400]:
-        s = line.strip()
+        s = _ibdev_line(line)
         if _IBDEV_RE.match(s) is not None or _IBDEV_V_RE.match(s) is not None:
             return 0.95
     return 0.0
@@ -128,7 +138,7 @@ def parse_ibdev2netdev(text: str) -> ParseResult:
     """``ibdev2netdev [-v]`` → one :class:`Ibdev2netdev` per line."""
     res = ParseResult("ibdev2netdev")
     for lineno, raw in enumerate(text.splitlines(), 1):
-        s = raw.strip()
+        s = _ibdev_line(raw)
         if not s:
             continue
         m = _IBDEV_RE.match(s)
@@ -271,11 +281,28 @@ _DEV_DETECT_RE = re.compile(r"(?m)^[ \t]*+\d++:[ \t]++[^\s:]++:[ \t]++node_type[
 
 def _detect_rdma_link(text: str) -> float:
     head = text[:200_000]
-    if "physical_state" in head and (" state " in head or '"state"' in head):
+    if "physical_state" in head and (
+        " state " in head or '"state"' in head or "\tstate " in head
+    ):
         return 0.95
     if "node_type" in head and _DEV_DETECT_RE.search(head) is not None:
         return 0.9  # rdma dev
     return 0.0
+
+
+def _link_tokens(rec: RdmaLink, tokens: list[str]) -> None:
+    """``key value`` pairs of a link line (``caps: <...>`` to its end) into ``rec``."""
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].rstrip(":")
+        if tok in _LINK_KEYS and i + 1 < len(tokens):
+            _set_link(rec, tok, tokens[i + 1])
+            i += 2
+            continue
+        if tok == "caps" and i + 1 < len(tokens):
+            rec.caps = [c for c in re.split(r"[<>,\s]+", " ".join(tokens[i + 1 :])) if c]
+            break
+        i += 1
 
 
 @register(
@@ -296,19 +323,12 @@ def parse_rdma_link(text: str) -> ParseResult:
         m = _LINK_RE.match(s)
         if m is not None and (s.startswith("link ") or re.match(r"^\d+/\d+:", s)):
             rec = RdmaLink(line=lineno, device=m.group("dev"), port=int(m.group("port")))
-            tokens = (m.group("rest") or "").split()
-            i = 0
-            while i < len(tokens):
-                tok = tokens[i].rstrip(":")
-                if tok in _LINK_KEYS and i + 1 < len(tokens):
-                    _set_link(rec, tok, tokens[i + 1])
-                    i += 2
-                    continue
-                if tok == "caps" and i + 1 < len(tokens):
-                    rec.caps = [c for c in re.split(r"[<>,\s]+", " ".join(tokens[i + 1 :])) if c]
-                    break
-                i += 1
+            _link_tokens(rec, (m.group("rest") or "").split())
             res.records.append(rec)
+            continue
+        last = res.records[-1] if res.records else None
+        if isinstance(last, RdmaLink) and raw[:1] in (" ", "\t") and s.split()[0] in _LINK_KEYS:
+            _link_tokens(last, s.split())  # a line a mail client or the patch wrapped at a tab
             continue
         d = _DEV_LINE_RE.match(s)
         if d is not None:

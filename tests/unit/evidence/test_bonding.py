@@ -25,7 +25,9 @@ CASES = [c for c in all_cases() if c.kind == "proc-bonding"]
 def test_fixture_detects_and_parses_without_warnings(c: Case) -> None:
     assert detect_kind(c.text()) == "proc-bonding"
     res = c.parse()
-    assert res.of_type(BondInfo) and res.of_type(BondSlave) and not res.warnings
+    assert res.of_type(BondInfo) and not res.warnings
+    if not c.name.startswith("grep-"):  # a grep for one label shows no members
+        assert res.of_type(BondSlave)
 
 
 def test_8023ad_bond_and_its_members() -> None:

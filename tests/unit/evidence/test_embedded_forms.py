@@ -1,0 +1,58 @@
+"""Outputs pasted inside something else: a program's log prefix, a grep over several files, a
+line wrapped at a tab, a command glued to its prompt (real captures, tests/fixtures/evidence)."""
+
+from __future__ import annotations
+
+from aifabric.evidence import detect_kind
+from aifabric.evidence.bonding import BondInfo
+from aifabric.evidence.rdma_counters import RdmaCounters
+from aifabric.evidence.rdma_tools import Ibdev2netdev, RdmaLink
+
+from .fixtures import case, load
+
+
+def test_rdma_statistic_pretty_form_of_a_mana_port_is_detected_and_read() -> None:
+    c = case("rdma-hw-counters", "mana-statistic-pretty-glued-prompt")
+    assert detect_kind(c.text()) == "rdma-hw-counters"
+    (rec,) = [r for r in c.parse().records if isinstance(r, RdmaCounters)]
+    assert (rec.device, rec.port, rec.source) == ("mana_0", 1, "rdma-statistic")
+    assert rec.counters["requester_timeout"] == 45
+    assert rec.counters["requester_retries_exceeded"] == 5
+    assert rec.nonzero_errors()["requester_timeout"] == 45
+
+
+def test_rdma_statistic_mr_lines_are_one_record_per_memory_region() -> None:
+    recs = [r for r in load("rdma-hw-counters", "rdma-stat-mr-odp-before-after").records
+            if isinstance(r, RdmaCounters)]  # fmt: skip
+    assert [(r.device, r.port, r.source, r.attributes["mrn"]) for r in recs] == [
+        ("rocep8s0f0", None, "rdma-statistic-mr", "8"),
+        ("rocep8s0f0", None, "rdma-statistic-mr", "21"),
+    ]
+    # the second record continues on the next line (the patch wrapped it)
+    assert recs[1].counters["page_prefetch"] == 51200
+    assert recs[1].counters["page_invalidations_handled"] == 0
+
+
+def test_an_rdma_link_line_wrapped_at_a_tab_keeps_its_state() -> None:
+    (rec,) = [r for r in load("rdma-link", "ib-port-netdev-tab-wrapped").records
+              if isinstance(r, RdmaLink)]  # fmt: skip
+    assert (rec.device, rec.port, rec.state, rec.physical_state) == (
+        "mlx5_0", 1, "ACTIVE", "LINK_UP")  # fmt: skip
+    assert rec.netdev == "ibp196s0f0"
+
+
+def test_ibdev2netdev_behind_a_log_prefix() -> None:
+    recs = [r for r in load("ibdev2netdev", "3fs-monitor-log-prefixed").records
+            if isinstance(r, Ibdev2netdev)]  # fmt: skip
+    assert len(recs) == 8
+    assert (recs[0].device, recs[0].netdev, recs[0].netdev_state) == ("hns_0", "bond0", "Up")
+    assert sum(r.netdev_state == "Down" for r in recs) == 2
+
+
+def test_grep_over_two_bonding_files_gives_one_bond_each() -> None:
+    recs = [r for r in load("proc-bonding", "grep-bonding-mode-two-bonds").records
+            if isinstance(r, BondInfo)]  # fmt: skip
+    assert [(r.bond, r.mode) for r in recs] == [
+        ("bond0", "IEEE 802.3ad Dynamic link aggregation"),
+        ("bond1", "load balancing (round-robin)"),
+    ]
