@@ -10,8 +10,9 @@ finding they re-rank. Two kinds, each returning a sentence that quotes the recor
   tables disagree, a transport or provider chosen by hand beside a provider that failed).
 
 A setting counts wherever the input shows it: an environment file or ``export`` line, NCCL's
-``set by environment to`` line, or a ``NAME=value`` / ``-x NAME=value`` / ``--mca name value``
-word on any line of a pasted command (users paste the ``mpirun`` line above the error).
+``set by environment to`` line, a ``NAME=value`` / ``-x NAME=value`` / ``--mca name value``
+word on a pasted command (users paste the ``mpirun`` line above the error), or a ``NAME=value``
+a log line echoes, unless the words before it give advice (``please, set FI_PROVIDER=tcp``).
 
 Facts used (each cited where the predicate states it):
 
@@ -94,15 +95,29 @@ _COMMAND_RE = re.compile(
 program's hint such as libfabric's ``To use tcp, please, set FI_PROVIDER=tcp``."""
 
 
+_ADVICE_RE = re.compile(
+    r"\b(?:set|use|try|please|consider|specify|specifying|recommend\w*|should|e\.g\.|for example|"
+    r"instead|unset)\b[^=]{0,40}$",
+    re.IGNORECASE,
+)
+"""Words before an assignment that make it advice, not the job's setting (libfabric's ``To use
+tcp, please, set FI_PROVIDER=tcp``, NCCL's ``set NCCL_P2P_LEVEL=...``)."""
+
+
 def _scan_lines(ev: Evidence) -> Iterator[Setting]:
+    """Assignments on command lines, and on log lines that echo the job's settings (``init:
+    ... UCX_TLS=tcp``) unless the words before them give advice."""
     for f in ev.files:
         for n, line in f.own_lines():
-            if ("=" not in line and "mca" not in line) or not _COMMAND_RE.search(line):
+            if "=" not in line and "mca" not in line:
                 continue
+            command = _COMMAND_RE.search(line) is not None
             for m in _ASSIGN_RE.finditer(line):
-                yield Setting(m[1], m[3], f" ({f.path} line {n})")
-            for m in _MCA_RE.finditer(line):
-                yield Setting(m[1], m[3], f" ({f.path} line {n})")
+                if command or not _ADVICE_RE.search(line, 0, m.start()):
+                    yield Setting(m[1], m[3], f" ({f.path} line {n})")
+            if command:
+                for m in _MCA_RE.finditer(line):
+                    yield Setting(m[1], m[3], f" ({f.path} line {n})")
 
 
 def settings(ev: Evidence) -> list[Setting]:
@@ -248,6 +263,20 @@ def _transport_chosen(ev: Evidence) -> str | None:
     return f"{s.name} {s.value}{s.where} chooses the transport by hand"
 
 
+def _ucx_tls_without_cuda(ev: Evidence) -> str | None:
+    """UCX_TLS names its transports and none of them carries CUDA memory (``cuda_copy``,
+    ``cuda_ipc``, ``gdr_copy``, or a ``cuda`` alias); an exclusion list (``^...``) or ``all``
+    keeps them."""
+    tls = [s for s in settings(ev) if s.name == "UCX_TLS" and s.value]
+    if not tls:
+        return None
+    s = tls[-1]
+    value = s.value.lower()
+    if value.startswith("^") or "all" in value.split(",") or "cuda" in value or "gdr" in value:
+        return None
+    return f"UCX_TLS={s.value}{s.where} names no CUDA transport (cuda_copy)"
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -350,5 +379,6 @@ SUPPORTS: dict[str, Predicate] = {
     "gid-index-link-local": _gid_index_link_local,
     "gid-tables-differ": _gid_tables_differ,
     "transport-chosen": _transport_chosen,
+    "ucx-tls-without-cuda": _ucx_tls_without_cuda,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""
