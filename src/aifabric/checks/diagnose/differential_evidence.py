@@ -277,6 +277,20 @@ def _ucx_tls_without_cuda(ev: Evidence) -> str | None:
     return f"UCX_TLS={s.value}{s.where} names no CUDA transport (cuda_copy)"
 
 
+_SIGBUS_RE = re.compile(r"\bSIGBUS\b|\b[Ss]ignal 7\b|\bBus error\b|exit ?code[=: ]+-7\b")
+
+
+def _died_of_sigbus(ev: Evidence) -> str | None:
+    """A process of the input died of SIGBUS (signal 7, ``exitcode=-7``, "Bus error"): a
+    memory-mapped page without backing, in GPU jobs almost always a full /dev/shm
+    (https://man7.org/linux/man-pages/man7/signal.7.html)."""
+    for f in ev.files:
+        for n, line in f.own_lines():
+            if ("7" in line or "Bus" in line or "SIGBUS" in line) and _SIGBUS_RE.search(line):
+                return f"a process died of SIGBUS ({f.path} line {n})"
+    return None
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -380,5 +394,6 @@ SUPPORTS: dict[str, Predicate] = {
     "gid-tables-differ": _gid_tables_differ,
     "transport-chosen": _transport_chosen,
     "ucx-tls-without-cuda": _ucx_tls_without_cuda,
+    "died-of-sigbus": _died_of_sigbus,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""
