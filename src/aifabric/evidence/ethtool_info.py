@@ -86,7 +86,8 @@ class EthtoolLink(Record):
 # "Settings for eth0:" — interface names have no spaces
 _SETTINGS_RE = re.compile(r"^Settings for (\S+):$")
 # a command line: "root@h:~# ethtool -i p3p1", "$ sudo ethtool eth2", "ethtool -i ens3f0"
-_COMMAND_RE = re.compile(r"(?:^|[\s$#>])ethtool( -i| --driver)? ([\w.:@-]+)$")
+_COMMAND_RE = re.compile(r"(?:^|[\s$#>])ethtool( -i| --driver)? ([\w.:@-]+)(?:[ \t]*\|[^|]*)*$")
+"""A command line naming the interface (``sudo ethtool eth0``, ``ethtool eth0 | grep Speed``)."""
 _KV_RE = re.compile(r"^([A-Za-z][\w -]*?):(?: (.*))?$")
 _SPEED_RE = re.compile(r"^(\d{1,9})Mb/s$")
 _STDERR_RE = re.compile(r"^(?:Cannot |netlink error)")
@@ -226,7 +227,7 @@ def parse_ethtool_info(text: str) -> ParseResult:
             continue
         cmd = _COMMAND_RE.search(stripped)
         if cmd and ":" not in stripped.split("ethtool", 1)[1]:
-            command_iface = cmd.group(2) if cmd.group(1) else None
+            command_iface = cmd.group(2)
             link, drv, last_key = None, None, None
             continue
         if _STDERR_RE.match(stripped):

@@ -255,6 +255,27 @@ def parse_ip_link(text: str) -> ParseResult:
     return parse_ip_lines(text, "ip-link")
 
 
+_ADDR_FLAGS = frozenset({
+    "global", "link", "host", "site", "dynamic", "noprefixroute", "secondary", "permanent",
+    "tentative", "deprecated", "temporary", "mngtmpaddr", "dadfailed", "optimistic", "home",
+    "nodad", "stable-privacy", "autojoin",
+})  # fmt: skip
+"""Words ``ip addr`` prints after ``scope`` before the label (iproute2 ``ipaddress.c``)."""
+
+
+def _address_label(stripped: str) -> str | None:
+    """The interface an IPv4 ``inet`` line names at its end (``inet 10.0.0.2/24 brd 10.0.0.255
+    scope global dynamic eth0``; an alias label ``eth0:1`` is ``eth0``), else None."""
+    words = stripped.split()
+    if len(words) < 5 or "/" not in words[1] or "scope" not in words:
+        return None
+    after = words[words.index("scope") + 2 :]
+    label = after[-1] if after else None
+    if label is None or label in _ADDR_FLAGS:
+        return None
+    return label.split(":", 1)[0]
+
+
 def parse_ip_lines(text: str, kind: str) -> ParseResult:
     """``ip link`` / ``ip addr`` text or ``ip -j`` JSON → :class:`IpLink` records of ``kind``
     (``ip addr`` prints the same interface lines plus ``inet``/``inet6`` address lines)."""
@@ -266,6 +287,8 @@ def parse_ip_lines(text: str, kind: str) -> ParseResult:
     """The VF whose ``RX: bytes packets mcast bcast`` rows follow (``ip -s link`` of a PF)."""
     stats_hdr: tuple[int, str, list[str]] | None = None
     last_line = 0
+    headerless = False
+    """``cur`` came from an address line without its interface line (``ip addr | grep inet``)."""
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip("\r")
         stripped = line.strip().strip("`").strip()
@@ -302,8 +325,16 @@ def parse_ip_lines(text: str, kind: str) -> ParseResult:
             )
             _apply_if_tokens(cur, m.group(5).split())
             vf_target = None
+            headerless = False
             last_line = lineno
             continue
+        if kind == "ip-addr" and (cur is None or headerless) and stripped.startswith("inet "):
+            label = _address_label(stripped)
+            if label is not None and (cur is None or label != cur.name):
+                if cur is not None:
+                    result.records.append(cur)
+                cur = IpLink(line=lineno, index=0, name=label)
+                headerless = True
         if cur is None:
             continue
         if not line[:1].isspace():

@@ -515,19 +515,37 @@ COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^ucx_info\b", "ucx-info"),
         (r"^lsmod\b", "proc-modules"),
         (r"^iptables(?:-save|-legacy|-nft)?\b", "iptables"),
+        (r"^ip\s+(?:-\S+\s+)*l(?:ink|i|in)?(?:\s|$)", "ip-link"),
+        (r"^ip\s+(?:-\S+\s+)*a(?:ddr(?:ess)?|d|dd)?(?:\s|$)", "ip-addr"),
+        (r"^ifconfig\b", "ip-addr"),
+        (r"^lspci\b", "lspci"),
+        (r"^(?:mlxconfig|mstconfig)\b", "mlxconfig"),
+        (r"^(?:mlxlink|mstlink)\b", "mlxlink"),
+        (r"^tc\s+(?:-\S+\s+)*(?:qdisc|class)\b", "tc"),
+        (r"^nvidia-smi\s+topo\b", "nvidia-smi-topo"),
+        (r"^rdma\s+(?:-\w+\s+)*stat(?:istic)?\b", "rdma-hw-counters"),
+        (r"^rdma\s+(?:-\w+\s+)*dev\b", "rdma-link"),
+        (r"^cat\s+/proc/net/bonding/", "proc-bonding"),
+        (r"^cat\s+/proc/modules\b", "proc-modules"),
+        (r"^ldconfig\s+(?:-\S+\s+)*-p\b", "ldconfig"),
+        (r"^ucx_perftest\b", "ucx-perftest"),
+        (r"^ib_(?:write|read|send|atomic)_(?:bw|lat)\b", "perftest"),
+        (r"^cma_roce_tos\b", "cma-roce-tos"),
+        (r"^df\b", "df-shm"),
     )
 )
 """The kind a command's output is, for a part that follows a prompt naming the command but is
-too short or too cut down for any detector (``# ethtool -i ens1f0`` then two of its lines):
-the user said which tool printed it. Used only when detection finds nothing; the part counts as
-read only if the parser then finds a record."""
+too short or too cut down for any detector (``# ethtool -i ens1f0`` then two of its lines,
+``$ sudo ethtool IF | grep Speed`` then one): the user said which tool printed it (the command
+before a pipe counts). Used only when detection finds nothing; the part counts as read only if
+the parser then finds a record."""
 
 
 def _commanded(seg: Segment) -> str | None:
     """The kind :data:`COMMAND_KINDS` gives the command the part follows, if any."""
     if not seg.command:
         return None
-    cmd = re.sub(r"^(?:sudo\s+)+", "", seg.command.strip())
+    cmd = re.sub(r"^(?:sudo\s+)+", "", seg.command.split("|", 1)[0].strip())  # before a grep
     for rx, kind in COMMAND_KINDS:
         if rx.match(cmd):
             return kind

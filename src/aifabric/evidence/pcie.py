@@ -378,7 +378,26 @@ def _detect_lspci(text: str) -> float:
         return 0.85  # a window of one device's PCI Express capability, its link lines cut
     if "Kernel driver in use:" in text or "ACSCtl:" in text:
         return 0.5
+    titles = [m for ln in text.split("\n", 40)[:40] if (m := _DEV_RE.match(ln.strip()))]
+    if len(titles) >= 3 and all(_title_class(m.group("rest")) for m in titles):
+        return 0.8  # device title lines only (lspci, or lspci -vvv | grep VENDOR)
     return 0.0
+
+
+
+_CLASS_ENDS = ("controller", "bridge", "Bridge", "device", "accelerator", "accelerators",
+               "adapter", "peripheral", "processor", "Co-processor")
+"""How the class names of ``lspci`` title lines end (pciutils' ``pci.ids`` classes: ``Ethernet
+controller``, ``Infiniband controller``, ``3D controller``, ``PCI bridge``, ``Processing
+accelerators``...), or ``Class XXXX`` / ``Unassigned class [XXXX]`` for unnamed ones."""
+
+
+def _title_class(rest: str) -> bool:
+    """``rest`` of a device line opens with a PCI class name and ``: ``."""
+    cls, sep, _ = rest.partition(": ")
+    if not sep or not cls[:1].isupper() or len(cls) > 60:
+        return False
+    return cls.endswith(_CLASS_ENDS) or cls.startswith(("Class ", "Unassigned class"))
 
 
 _ACS_BITS = ("SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",

@@ -3,8 +3,13 @@ line wrapped at a tab, a command glued to its prompt (real captures, tests/fixtu
 
 from __future__ import annotations
 
-from aifabric.evidence import detect_kind
+from pathlib import Path
+
+from aifabric.evidence import decode_capture, detect_kind
 from aifabric.evidence.bonding import BondInfo
+from aifabric.evidence.ethtool_info import EthtoolLink
+from aifabric.evidence.linux_net import IpLink
+from aifabric.evidence.paste import Part, parse_paste
 from aifabric.evidence.rdma_counters import RdmaCounters
 from aifabric.evidence.rdma_tools import Ibdev2netdev, RdmaLink
 
@@ -56,3 +61,41 @@ def test_grep_over_two_bonding_files_gives_one_bond_each() -> None:
         ("bond0", "IEEE 802.3ad Dynamic link aggregation"),
         ("bond1", "load balancing (round-robin)"),
     ]
+
+
+# -- commands the paste names (tests/fixtures/pastes) -------------------------------------------
+
+PASTES = Path(__file__).resolve().parents[2] / "fixtures" / "pastes"
+
+
+def _paste(name: str) -> list[Part]:
+    return parse_paste(decode_capture((PASTES / name / "input.txt").read_bytes()))
+
+
+def test_ethtool_grep_speed_after_each_prompt_is_ethtool_output() -> None:
+    parts = [p for p in _paste("ethtool-grep-speed-after-prompts") if p.kind == "ethtool-info"]
+    recs = [r for p in parts if p.result for r in p.result.records if isinstance(r, EthtoolLink)]
+    assert [(r.interface, r.speed_mbps) for r in recs] == [
+        ("enp1s0f1np1", 100000), ("enP2p1s0f1np1", 100000)]  # fmt: skip
+
+
+def test_ip_addr_lines_without_interface_lines_take_the_label() -> None:
+    (part,) = [p for p in _paste("ip-addr-grep-inet-opa-labels") if p.kind == "ip-addr"]
+    assert part.result is not None
+    recs = [r for r in part.result.records if isinstance(r, IpLink)]
+    assert [(r.name, r.addresses[0]) for r in recs] == [
+        ("hfi1_opa0", "172.31.20.15/24"),
+        ("hfi1_opa0.8022", "172.31.22.15/24"),
+        ("hfi1_opa0.8024", "172.31.24.15/24"),
+    ]
+
+
+def test_lspci_title_lines_alone_are_lspci() -> None:
+    (part,) = [p for p in _paste("lspci-grep-vendor-title-lines") if p.kind == "lspci"]
+    assert part.result is not None and len(part.result.records) == 9
+
+
+def test_a_prompt_naming_ip_link_splits_it_from_lsmod_above() -> None:
+    kinds = [(p.kind, len(p.result.records) if p.result else 0)
+             for p in _paste("lsmod-then-ip-link-tunnel") if p.kind]  # fmt: skip
+    assert kinds == [("proc-modules", 3), ("ip-link", 1)]
