@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from aifabric.checks.diagnose.differential_evidence import PREDICATES, SUPPORTS
+from aifabric.checks.diagnose.differential_evidence import PREDICATES, SUPPORTS, InputView
 from aifabric.checks.diagnose.signatures import all_causes
 from aifabric.findings import Alternative, Finding
 from aifabric.model import StrictModel, Tup
@@ -164,11 +164,12 @@ def apply_differentials(findings: list[Finding], ev: Evidence) -> list[Finding]:
         return findings
     support = _supporters(findings, covered)
     said: dict[str, str | None] = {}
+    view = InputView(ev)
 
     def first_said(names: Iterable[str], table: dict[str, Predicate]) -> str | None:
         for name in names:
             if name not in said:
-                said[name] = table[name](ev)
+                said[name] = table[name](view)
             if said[name]:
                 return said[name]
         return None

@@ -45,24 +45,59 @@ from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
 from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaDevices, SysfsRdmaPort
 
 if TYPE_CHECKING:
-    from aifabric.checks.diagnose.engine import Evidence
+    from aifabric.checks.diagnose.engine import Evidence, Item
 
-__all__ = ["PREDICATES", "SUPPORTS", "Predicate", "Setting", "settings"]
+__all__ = ["PREDICATES", "SUPPORTS", "InputView", "Predicate", "Setting", "settings"]
 
-Predicate = Callable[["Evidence"], str | None]
+Predicate = Callable[["InputView"], str | None]
 """Reads the input; returns why (quoting the record), or None."""
 
 
-def _where(ev: Evidence, record: object) -> str:
-    for item in ev.items:
-        if item.record is record and item.file is not None:
-            line = getattr(record, "line", None)
-            return f" ({item.file.path}{f' line {line}' if line else ''})"
-    return ""
+class InputView:
+    """The input as the predicates read it, each reading done once per diagnosis: where a
+    record sits, the settings, the GID tables, the link layers (a 1,000-host bundle has hundreds
+    of thousands of records and lines)."""
 
+    def __init__(self, ev: Evidence) -> None:
+        self.ev = ev
+        self._at: dict[int, Item] | None = None
+        self._settings: list[Setting] | None = None
+        self._tables: list[list[tuple[int, str, str]]] | None = None
+        self._layers: set[str] | None = None
 
-def _records(ev: Evidence, kind: type[object] | tuple[type[object], ...]) -> list[object]:
-    return [item.record for item in ev.items if isinstance(item.record, kind)]
+    def where(self, record: object) -> str:
+        """`` (file line N)`` of ``record``, or ``""``."""
+        if self._at is None:
+            self._at = {}
+            for item in self.ev.items:
+                if item.file is not None:
+                    self._at.setdefault(id(item.record), item)
+        item = self._at.get(id(record))
+        if item is None or item.file is None:
+            return ""
+        line = getattr(record, "line", None)
+        return f" ({item.file.path}{f' line {line}' if line else ''})"
+
+    def records(self, kind: type[object] | tuple[type[object], ...]) -> list[object]:
+        return [item.record for item in self.ev.items if isinstance(item.record, kind)]
+
+    @property
+    def settings(self) -> list[Setting]:
+        if self._settings is None:
+            self._settings = _settings(self)
+        return self._settings
+
+    @property
+    def gid_tables(self) -> list[list[tuple[int, str, str]]]:
+        if self._tables is None:
+            self._tables = _gid_tables(self)
+        return self._tables
+
+    @property
+    def link_layers(self) -> set[str]:
+        if self._layers is None:
+            self._layers = _link_layers(self)
+        return self._layers
 
 
 # -- settings -----------------------------------------------------------------------------------
@@ -104,10 +139,10 @@ _ADVICE_RE = re.compile(
 tcp, please, set FI_PROVIDER=tcp``, NCCL's ``set NCCL_P2P_LEVEL=...``)."""
 
 
-def _scan_lines(ev: Evidence) -> Iterator[Setting]:
+def _scan_lines(v: InputView) -> Iterator[Setting]:
     """Assignments on command lines, and on log lines that echo the job's settings (``init:
     ... UCX_TLS=tcp``) unless the words before them give advice."""
-    for f in ev.files:
+    for f in v.ev.files:
         for n, line in f.own_lines():
             if "=" not in line and "mca" not in line:
                 continue
@@ -122,25 +157,29 @@ def _scan_lines(ev: Evidence) -> Iterator[Setting]:
 
 def settings(ev: Evidence) -> list[Setting]:
     """Every setting the input shows, in input order (records first, then command lines)."""
+    return InputView(ev).settings
+
+
+def _settings(v: InputView) -> list[Setting]:
     out: list[Setting] = []
-    for item in ev.items:
+    for item in v.ev.items:
         rec = item.record
         if isinstance(rec, EnvVar) and not rec.dynamic and rec.name.startswith(_PREFIXES):
-            out.append(Setting(rec.name, rec.value, _where(ev, rec)))
+            out.append(Setting(rec.name, rec.value, v.where(rec)))
         elif isinstance(rec, NcclEnv):
             value = rec.value.split()[0] if rec.value else ""
-            out.append(Setting(rec.name, value, _where(ev, rec)))
-    out.extend(_scan_lines(ev))
+            out.append(Setting(rec.name, value, v.where(rec)))
+    out.extend(_scan_lines(v))
     return out
 
 
 # -- link layer and GIDs ------------------------------------------------------------------------
 
 
-def _link_layers(ev: Evidence) -> set[str]:
+def _link_layers(v: InputView) -> set[str]:
     """``ib`` / ``roce`` for every port whose link layer the input shows."""
     out: set[str] = set()
-    for rec in _records(ev, (IbvPort, IbstatPort, SysfsRdmaPort, NetDevices)):
+    for rec in v.records((IbvPort, IbstatPort, SysfsRdmaPort, NetDevices)):
         if isinstance(rec, NetDevices):
             layers = [d.link_layer or "" for d in rec.devices]
         else:
@@ -151,7 +190,7 @@ def _link_layers(ev: Evidence) -> set[str]:
                 out.add("ib")
             elif low in ("ethernet", "roce"):
                 out.add("roce")
-    if _records(ev, GidEntry):  # show_gids is a RoCE tool
+    if v.records(GidEntry):  # show_gids is a RoCE tool
         out.add("roce")
     return out
 
@@ -175,16 +214,16 @@ def _gid_kind(gid: str) -> str:
     return "zero" if int(addr) == 0 else "ipv6"
 
 
-def _gid_tables(ev: Evidence) -> list[list[tuple[int, str, str]]]:
+def _gid_tables(v: InputView) -> list[list[tuple[int, str, str]]]:
     """GID tables in input order, as (index, gid, where) lists: a new table starts where the
     index does not grow (a second host's ``ibv_devinfo -v`` or ``show_gids``)."""
     rows: list[tuple[int, str, str]] = []
-    for item in ev.items:
+    for item in v.ev.items:
         rec = item.record
         if isinstance(rec, (IbvGid, GidEntry, SysfsGid)):
-            rows.append((rec.index, rec.gid, _where(ev, rec)))
+            rows.append((rec.index, rec.gid, v.where(rec)))
     if not rows:  # GID lines pasted without the rest of ibv_devinfo -v
-        for f in ev.files:
+        for f in v.ev.files:
             for n, line in f.own_lines():
                 if "GID[" in line and (m := _GID_LINE_RE.search(line)):
                     rows.append((int(m[1]), m[2], f" ({f.path} line {n})"))
@@ -202,27 +241,27 @@ _GID_INDEX_NAMES = frozenset({
 })  # fmt: skip
 
 
-def _gid_index_link_local(ev: Evidence) -> str | None:
+def _gid_index_link_local(v: InputView) -> str | None:
     """A GID index setting selects a link-local GID on RoCE (module doc)."""
-    chosen = [(s, int(s.value)) for s in settings(ev)
+    chosen = [(s, int(s.value)) for s in v.settings
               if s.name in _GID_INDEX_NAMES and s.value.isdigit()]  # fmt: skip
     if not chosen:
         return None
     s, index = chosen[-1]
-    for table in _gid_tables(ev):
+    for table in v.gid_tables:
         for i, gid, where in table:
             if i == index and _gid_kind(gid) == "link-local":
                 return (f"{s.name}={index}{s.where} selects {gid}{where}, a link-local GID "
                         "that is not routed")  # fmt: skip
-    if index <= 1 and "ib" not in _link_layers(ev):
+    if index <= 1 and "ib" not in v.link_layers:
         return (f"{s.name}={index}{s.where}: slots 0 and 1 of a RoCE port hold its default "
                 "link-local GID (fe80::, from the MAC), not the routable address")
     return None
 
 
-def _gid_tables_differ(ev: Evidence) -> str | None:
+def _gid_tables_differ(v: InputView) -> str | None:
     """Two GID tables of the input hold different kinds of GID at the same index."""
-    tables = _gid_tables(ev)
+    tables = v.gid_tables
     if len(tables) < 2:
         return None
     first = {i: (gid, where) for i, gid, where in tables[0]}
@@ -235,9 +274,9 @@ def _gid_tables_differ(ev: Evidence) -> str | None:
     return None
 
 
-def _infiniband_only(ev: Evidence) -> str | None:
+def _infiniband_only(v: InputView) -> str | None:
     """Every port whose link layer the input shows is InfiniBand: no RoCE GID to choose."""
-    layers = _link_layers(ev)
+    layers = v.link_layers
     if layers != {"ib"}:
         return None
     return "the input shows only InfiniBand ports; a GID index only matters on RoCE"
@@ -253,9 +292,9 @@ _TRANSPORT_NAMES = frozenset({
 })  # fmt: skip
 
 
-def _transport_chosen(ev: Evidence) -> str | None:
+def _transport_chosen(v: InputView) -> str | None:
     """The input chooses the transport or provider by hand (FI_PROVIDER, UCX_TLS, --mca pml ...)."""
-    chosen = [s for s in settings(ev) if s.name in _TRANSPORT_NAMES and s.value
+    chosen = [s for s in v.settings if s.name in _TRANSPORT_NAMES and s.value
               and (s.name != "NCCL_IB_DISABLE" or s.value == "1")]  # fmt: skip
     if not chosen:
         return None
@@ -263,11 +302,11 @@ def _transport_chosen(ev: Evidence) -> str | None:
     return f"{s.name} {s.value}{s.where} chooses the transport by hand"
 
 
-def _ucx_tls_without_cuda(ev: Evidence) -> str | None:
+def _ucx_tls_without_cuda(v: InputView) -> str | None:
     """UCX_TLS names its transports and none of them carries CUDA memory (``cuda_copy``,
     ``cuda_ipc``, ``gdr_copy``, or a ``cuda`` alias); an exclusion list (``^...``) or ``all``
     keeps them."""
-    tls = [s for s in settings(ev) if s.name == "UCX_TLS" and s.value]
+    tls = [s for s in v.settings if s.name == "UCX_TLS" and s.value]
     if not tls:
         return None
     s = tls[-1]
@@ -280,11 +319,11 @@ def _ucx_tls_without_cuda(ev: Evidence) -> str | None:
 _SIGBUS_RE = re.compile(r"\bSIGBUS\b|\b[Ss]ignal 7\b|\bBus error\b|exit ?code[=: ]+-7\b")
 
 
-def _died_of_sigbus(ev: Evidence) -> str | None:
+def _died_of_sigbus(v: InputView) -> str | None:
     """A process of the input died of SIGBUS (signal 7, ``exitcode=-7``, "Bus error"): a
     memory-mapped page without backing, in GPU jobs almost always a full /dev/shm
     (https://man7.org/linux/man-pages/man7/signal.7.html)."""
-    for f in ev.files:
+    for f in v.ev.files:
         for n, line in f.own_lines():
             if ("7" in line or "Bus" in line or "SIGBUS" in line) and _SIGBUS_RE.search(line):
                 return f"a process died of SIGBUS ({f.path} line {n})"
@@ -294,13 +333,13 @@ def _died_of_sigbus(ev: Evidence) -> str | None:
 # -- ruling out ----------------------------------------------------------------------------------
 
 
-def _memlock_unlimited(ev: Evidence) -> str | None:
+def _memlock_unlimited(v: InputView) -> str | None:
     """Every ``ulimit`` locked-memory line of the input reads unlimited."""
-    limits = [r for r in _records(ev, ResourceLimit) if isinstance(r, ResourceLimit)]
+    limits = [r for r in v.records(ResourceLimit) if isinstance(r, ResourceLimit)]
     memlock = [r for r in limits if r.option == "l"]
     if not memlock or not all(r.unlimited for r in memlock):
         return None
-    return f"ulimit shows max locked memory unlimited{_where(ev, memlock[0])}"
+    return f"ulimit shows max locked memory unlimited{v.where(memlock[0])}"
 
 
 def _port_state(rec: object) -> tuple[str, bool] | None:
@@ -315,49 +354,49 @@ def _port_state(rec: object) -> tuple[str, bool] | None:
     return None
 
 
-def _ports_active(ev: Evidence) -> str | None:
+def _ports_active(v: InputView) -> str | None:
     """The input shows RDMA port states and every one is active."""
-    states = [s for r in _records(ev, (IbvPort, IbstatPort, RdmaLink)) if (s := _port_state(r))]
+    states = [s for r in v.records((IbvPort, IbstatPort, RdmaLink)) if (s := _port_state(r))]
     if not states or not all(active for _, active in states):
         return None
     names = ", ".join(name for name, _ in states[:3]) + (" ..." if len(states) > 3 else "")
     return f"every RDMA port in the input is active ({names}); the remote side is not shown"
 
 
-def _rdma_device_visible(ev: Evidence) -> str | None:
+def _rdma_device_visible(v: InputView) -> str | None:
     """The input lists RDMA devices (``ibv_devinfo``, ``ibv_devices``, ``ibstat``, ``rdma
     link``, ``ls /sys/class/infiniband``)."""
-    for rec in _records(ev, (IbvPort, IbstatPort, RdmaLink, IbvDevicesList, SysfsRdmaDevices)):
+    for rec in v.records((IbvPort, IbstatPort, RdmaLink, IbvDevicesList, SysfsRdmaDevices)):
         if isinstance(rec, SysfsRdmaDevices):
             if rec.devices:
-                return f"/sys/class/infiniband lists {rec.devices[0]}{_where(ev, rec)}"
+                return f"/sys/class/infiniband lists {rec.devices[0]}{v.where(rec)}"
             continue
         if isinstance(rec, IbvDevicesList):
             if rec.devices:
-                return f"ibv_devices lists {rec.devices[0].name}{_where(ev, rec)}"
+                return f"ibv_devices lists {rec.devices[0].name}{v.where(rec)}"
             continue
         state = _port_state(rec)
         if state is not None:
-            return f"the input shows RDMA device {state[0]}{_where(ev, rec)}"
+            return f"the input shows RDMA device {state[0]}{v.where(rec)}"
     return None
 
 
-def _gdr_enabled(ev: Evidence) -> str | None:
+def _gdr_enabled(v: InputView) -> str | None:
     """NCCL reports GPUDirect RDMA (or DMA-BUF) enabled, or a peer-memory module is loaded."""
-    for rec in _records(ev, GdrStatus):
+    for rec in v.records(GdrStatus):
         if isinstance(rec, GdrStatus) and rec.enabled:
             what = "DMA-BUF" if rec.feature == "dmabuf" else "GPU Direct RDMA"
-            return f"NCCL reports {what} enabled{_where(ev, rec)}"
-    for rec in _records(ev, KernelModule):
+            return f"NCCL reports {what} enabled{v.where(rec)}"
+    for rec in v.records(KernelModule):
         if isinstance(rec, KernelModule) and rec.name in PEER_MEMORY_MODULES:
-            return f"{rec.name} is loaded{_where(ev, rec)}"
+            return f"{rec.name} is loaded{v.where(rec)}"
     return None
 
 
-def _roce_v2_gid_selected(ev: Evidence) -> str | None:
+def _roce_v2_gid_selected(v: InputView) -> str | None:
     """NCCL_IB_GID_INDEX selects a GID that the input shows is RoCE v2 with a routable address."""
     index = None
-    for rec in _records(ev, NcclEnv):
+    for rec in v.records(NcclEnv):
         if isinstance(rec, NcclEnv) and rec.name == "NCCL_IB_GID_INDEX":
             try:
                 index = int(rec.value.split()[0].rstrip("."))
@@ -365,7 +404,7 @@ def _roce_v2_gid_selected(ev: Evidence) -> str | None:
                 return None
     if index is None:
         return None
-    gids = [r for r in _records(ev, (GidEntry, IbvGid)) if getattr(r, "index", None) == index]
+    gids = [r for r in v.records((GidEntry, IbvGid)) if getattr(r, "index", None) == index]
     if not gids:
         return None
     for g in gids:
@@ -375,7 +414,7 @@ def _roce_v2_gid_selected(ev: Evidence) -> str | None:
             return None
     return (
         f"NCCL_IB_GID_INDEX={index} and the input's GID table shows index {index} is RoCE v2 "
-        f"with a routable address{_where(ev, gids[0])}"
+        f"with a routable address{v.where(gids[0])}"
     )
 
 
