@@ -72,11 +72,11 @@ class InputView:
             for item in self.ev.items:
                 if item.file is not None:
                     self._at.setdefault(id(item.record), item)
-        item = self._at.get(id(record))
-        if item is None or item.file is None:
+        found = self._at.get(id(record))
+        if found is None or found.file is None:
             return ""
         line = getattr(record, "line", None)
-        return f" ({item.file.path}{f' line {line}' if line else ''})"
+        return f" ({found.file.path}{f' line {line}' if line else ''})"
 
     def records(self, kind: type[object] | tuple[type[object], ...]) -> list[object]:
         return [item.record for item in self.ev.items if isinstance(item.record, kind)]
