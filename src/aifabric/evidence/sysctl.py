@@ -96,6 +96,8 @@ def proc_path_to_key(path: str) -> str:
 
 
 def _is_prompt(stripped: str) -> bool:
+    if stripped.startswith(("> cat ", "% cat ")) and "/proc/sys/" in stripped:
+        return True  # a ``>`` or ``%`` prompt (a notes page, csh) before the one command it can be
     return _PROMPT_RE.match(stripped) is not None or stripped.startswith("```")
 
 

@@ -12,6 +12,7 @@ from aifabric.evidence.linux_net import IpLink
 from aifabric.evidence.paste import Part, parse_paste
 from aifabric.evidence.rdma_counters import RdmaCounters
 from aifabric.evidence.rdma_tools import Ibdev2netdev, RdmaLink
+from aifabric.evidence.sysctl import SysctlValue
 
 from .fixtures import case, load
 
@@ -99,3 +100,9 @@ def test_a_prompt_naming_ip_link_splits_it_from_lsmod_above() -> None:
     kinds = [(p.kind, len(p.result.records) if p.result else 0)
              for p in _paste("lsmod-then-ip-link-tunnel") if p.kind]  # fmt: skip
     assert kinds == [("proc-modules", 3), ("ip-link", 1)]
+
+
+def test_cat_of_a_proc_sys_file_behind_a_gt_prompt_names_its_key() -> None:
+    recs = [r for r in load("sysctl", "eigenda-cat-tcp-rmem-gt-prompt").records
+            if isinstance(r, SysctlValue)]  # fmt: skip
+    assert [(r.key, r.value) for r in recs] == [("net.ipv4.tcp_rmem", "4096 131072 6291456")]
