@@ -37,7 +37,7 @@ import ipaddress
 import re
 
 from aifabric.evidence.base import ParseResult
-from aifabric.evidence.linux_net import IpLink, parse_ip_lines
+from aifabric.evidence.linux_net import IpLink, brief_lines, parse_ip_lines
 from aifabric.evidence.registry import register
 
 __all__ = ["parse_ip_addr"]
@@ -77,6 +77,10 @@ def _detect_ip_addr(text: str) -> float:
         return 0.92
     if "inet" in text and _IP_ADDR_LINE_RE.search(text) and _IP_IF_RE.search(text):
         return 0.92  # above ip-link's 0.9: the same interface lines, plus addresses
+    if "/" in text and ("UP" in text or "DOWN" in text or "UNKNOWN" in text):
+        n, data = brief_lines(text)
+        if n >= 2 and data >= 1 and "<BROADCAST" not in text and "<LOOPBACK" not in text:
+            return 0.85  # ip -br addr
     return 0.0
 
 

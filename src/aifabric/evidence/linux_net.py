@@ -231,6 +231,29 @@ def _ip_link_json(text: str, result: ParseResult) -> bool:
     return True
 
 
+_BRIEF_STATES = r"(?:UP|DOWN|UNKNOWN|LOWERLAYERDOWN|DORMANT|NOTPRESENT|TESTING)"
+BRIEF_RE = re.compile(
+    r"^(?P<name>[^\s:]{1,32})\s{1,40}(?P<state>" + _BRIEF_STATES
+    + r")(?:\s++(?P<rest>\S(?:.*\S)?))?\s*$"
+)
+"""A line of ``ip -br addr`` (``eth0  UP  10.0.0.2/24 fe80::1/64``) or ``ip -br link`` (``eth0
+UP  aa:bb:cc:dd:ee:ff <BROADCAST,MULTICAST,UP,LOWER_UP>``): iproute2's brief form, the name,
+the operational state, then the addresses or the MAC and flags."""
+
+
+def brief_lines(text: str) -> tuple[int, int]:
+    """(brief lines, of them with an address or a MAC) among the first 200 lines."""
+    n = with_data = 0
+    for raw in text[:65536].split("\n")[:200]:
+        m = BRIEF_RE.match(raw.strip())
+        if m is None:
+            continue
+        n += 1
+        rest = m.group("rest") or ""
+        with_data += "/" in rest or rest.count(":") == 5 or "<" in rest
+    return n, with_data
+
+
 def _detect_ip_link(text: str) -> float:
     head = text.lstrip()[:1]
     if head in ("[", "{") and '"ifname"' in text and '"operstate"' in text:
@@ -241,6 +264,10 @@ def _detect_ip_link(text: str) -> float:
         return 0.9
     if ": <BROADCAST" in text or ": <LOOPBACK" in text:
         return 0.9
+    if " <" in text and ("UP" in text or "DOWN" in text):
+        n, flags = brief_lines(text)
+        if n >= 2 and flags >= 1 and "/" not in text.replace("</", ""):
+            return 0.8  # ip -br link
     return 0.0
 
 
@@ -327,6 +354,22 @@ def parse_ip_lines(text: str, kind: str) -> ParseResult:
             vf_target = None
             headerless = False
             last_line = lineno
+            continue
+        if (cur is None or headerless) and (b := BRIEF_RE.match(stripped)) is not None:
+            if cur is not None:
+                result.records.append(cur)
+            cur = IpLink(line=lineno, index=0, name=b.group("name").split("@", 1)[0],
+                         state=b.group("state"))  # fmt: skip
+            parent = b.group("name").partition("@")[2]
+            cur.parent = parent or None
+            for tok in (b.group("rest") or "").split():
+                if "/" in tok and tok[:1] != "<":
+                    cur.addresses.append(tok)
+                elif tok.count(":") == 5:
+                    cur.mac = tok
+                elif tok[:1] == "<":
+                    cur.flags = [f for f in tok.strip("<>").split(",") if f]
+            headerless = True
             continue
         if kind == "ip-addr" and (cur is None or headerless) and stripped.startswith("inet "):
             label = _address_label(stripped)

@@ -515,8 +515,10 @@ COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^ucx_info\b", "ucx-info"),
         (r"^lsmod\b", "proc-modules"),
         (r"^iptables(?:-save|-legacy|-nft)?\b", "iptables"),
-        (r"^ip\s+(?:-\S+\s+)*l(?:ink|i|in)?(?:\s|$)", "ip-link"),
-        (r"^ip\s+(?:-\S+\s+)*a(?:ddr(?:ess)?|d|dd)?(?:\s|$)", "ip-addr"),
+        (r"^ip\s+(?:-\S+\s+)*l(?:ink|i|in)?(?!\s+(?:set|add|del|delete|change|property)\b)"
+         r"(?:\s|$)", "ip-link"),
+        (r"^ip\s+(?:-\S+\s+)*a(?:ddr(?:ess)?|d|dd)?(?!\s+(?:add|del|change|replace|flush)\b)"
+         r"(?:\s|$)", "ip-addr"),
         (r"^ifconfig\b", "ip-addr"),
         (r"^lspci\b", "lspci"),
         (r"^(?:mlxconfig|mstconfig)\b", "mlxconfig"),

@@ -106,3 +106,12 @@ def test_cat_of_a_proc_sys_file_behind_a_gt_prompt_names_its_key() -> None:
     recs = [r for r in load("sysctl", "eigenda-cat-tcp-rmem-gt-prompt").records
             if isinstance(r, SysctlValue)]  # fmt: skip
     assert [(r.key, r.value) for r in recs] == [("net.ipv4.tcp_rmem", "4096 131072 6291456")]
+
+
+def test_ip_brief_addr_lines_are_interfaces_with_state_and_addresses() -> None:
+    (part,) = [p for p in _paste("ip-br-addr-igc-after-resume") if p.kind == "ip-addr"]
+    assert part.result is not None
+    recs = [r for r in part.result.records if isinstance(r, IpLink)]
+    assert (recs[0].name, recs[0].state, recs[0].addresses) == (
+        "lo", "UNKNOWN", ["127.0.0.1/8", "::1/128"])  # fmt: skip
+    assert [r.name for r in recs if r.state == "DOWN"][:2] == ["enp87s0", "enp90s0"]
