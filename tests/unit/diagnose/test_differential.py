@@ -7,6 +7,7 @@ combined the way a user pastes several tools' output into one diagnose run.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from hypothesis import given
@@ -322,3 +323,15 @@ def test_an_ipv4_mapped_gid_is_ipv4(v4: int) -> None:
 @given(st.integers(0, 2**64 - 1))
 def test_an_fe80_gid_is_link_local(iid: int) -> None:
     assert _gid_kind(_groups((0xFE80 << 112) | iid)) == "link-local"
+
+
+def test_reading_settings_is_linear_on_a_long_line(tmp_path: Path) -> None:
+    """A 100 KB log line echoing 12,000 assignments: each is judged on the words just before
+    it, not on the whole line before it (which was quadratic: 40 s)."""
+    path = tmp_path / "init.log"
+    path.write_text("init: " + "NCCL_X=1 " * 12_000 + "\n", encoding="utf-8")
+    ev = load_evidence([path])
+    start = time.perf_counter()
+    found = settings(ev)
+    assert time.perf_counter() - start < 2.0
+    assert len(found) == 12_000 and found[0].name == "NCCL_X"

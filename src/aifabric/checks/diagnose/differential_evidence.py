@@ -148,7 +148,9 @@ def _scan_lines(v: InputView) -> Iterator[Setting]:
                 continue
             command = _COMMAND_RE.search(line) is not None
             for m in _ASSIGN_RE.finditer(line):
-                if command or not _ADVICE_RE.search(line, 0, m.start()):
+                # the advice words stand just before the assignment: a bounded window keeps a
+                # long line with many assignments linear
+                if command or not _ADVICE_RE.search(line, max(0, m.start() - 80), m.start()):
                     yield Setting(m[1], m[3], f" ({f.path} line {n})")
             if command:
                 for m in _MCA_RE.finditer(line):
