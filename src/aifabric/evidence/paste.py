@@ -114,7 +114,7 @@ _BARE_RE = re.compile(
 
 # Candidate boundary lines, found at C speed over the whole text (no nested quantifiers).
 _CANDIDATE = re.compile(
-    r"^[ \t]*+(?:```|~~~|\$[ \t]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
+    r"^[ \t]*+(?:```|~~~|\$[ \t]|\$[a-z]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
     r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z]"
     r"|(?:sudo[ \t]+)?(?:" + "|".join(re.escape(c) for c in (*BARE_COMMANDS, *QUERY_COMMANDS))
     + r")(?=[ \t]|$))",
@@ -137,6 +137,7 @@ _PROMPTS = (
 )
 _KNOWN_ONLY = (
     re.compile(r"^[ \t]*[#>%][ \t]+(?P<cmd>\S.*)$"),
+    re.compile(r"^[ \t]*\$(?P<cmd>[a-z][\w.\-]*+(?:[ \t].*)?)$"),  # "$tc class show": no blank
     re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?(?P<cmd>[a-z]\S*(?:[ \t].*)?)$"),
 )
 
@@ -543,11 +544,20 @@ before a pipe counts). Used only when detection finds nothing; the part counts a
 the parser then finds a record."""
 
 
+_RUNNER = re.compile(
+    r"^(?:(?:sudo|time|nohup)[ \t]++|ip[ \t]++netns[ \t]++exec[ \t]++[\w.\-]++[ \t]++"
+    r"|(?:docker|podman)[ \t]++exec[ \t]++(?:-\w++[ \t]++)*+[\w.\-]++[ \t]++"
+    r"|kubectl[ \t]++exec[ \t]++[^|]*?[ \t]--[ \t]++)++"
+)
+"""What runs a command in another place or way (``sudo``, ``ip netns exec NS``, ``docker exec
+-it CTR``, ``kubectl exec POD -- ``): the tool is the command after it."""
+
+
 def _commanded(seg: Segment) -> str | None:
     """The kind :data:`COMMAND_KINDS` gives the command the part follows, if any."""
     if not seg.command:
         return None
-    cmd = re.sub(r"^(?:sudo\s+)+", "", seg.command.split("|", 1)[0].strip())  # before a grep
+    cmd = _RUNNER.sub("", seg.command.split("|", 1)[0].strip())  # before a grep
     for rx, kind in COMMAND_KINDS:
         if rx.match(cmd):
             return kind
@@ -580,18 +590,21 @@ def _parse_segment(seg: Segment, kind: str | None) -> Part:
     return Part(kind, result, seg.numbers, seg.lines, seg.command, seg.subject)
 
 
-_QUOTE_MARK = re.compile(r"^[ \t]{0,8}[#>](?:[ \t]|$)")
+_QUOTE_MARK = re.compile(r"^[ \t]{0,8}(?:[#>](?:[ \t]|$)|>(?=\S))")
 """A comment or quote mark some lines of a part carry (``# `` of output kept in a script or a
 TAP test log, ``> `` of a reply), after optional indentation."""
 
 
 def _reparse_unquoted(lines: list[str], kind: str) -> ParseResult | None:
     """``lines`` parsed as ``kind`` with the quote mark taken off the lines that carry it, when
-    at least three do and the first reading found nothing: a tool's output kept as comments
+    at least three do (or the two lines under a prompt both do) and the first reading found
+    nothing: a tool's output kept as comments
     among other lines (a TAP log's ``# PING ...``), which the prefix split (most lines
     prefixed) does not take. ``None`` when that reading finds nothing either."""
     marked = [_QUOTE_MARK.match(ln) for ln in lines]
-    if sum(m is not None for m in marked) < 3:
+    count = sum(m is not None for m in marked)
+    body = sum(1 for ln in lines[1:] if ln.strip())  # the first line may be the prompt
+    if count < 3 and not (count == 2 and body == 2):
         return None
     text = "\n".join(ln[m.end() :] if m else ln for ln, m in zip(lines, marked, strict=True))
     try:
@@ -631,7 +644,28 @@ def _split_prefixed(seg: Segment) -> list[Segment]:
         return [seg]
     whole, _ = _best("\n".join(seg.lines))
     stripped = max((_best("\n".join(g.lines))[0] for g in groups), default=0.0)
-    return groups if stripped >= whole else [seg]
+    if stripped < whole:
+        return [seg]
+    return [sub for g in groups for sub in _resplit(g)]
+
+
+def _resplit(group: Segment) -> list[Segment]:
+    """A prefix group cut again at the prompts and fences its stripped lines hold: a quoted
+    terminal session (``> # ip link`` / output / ``> # ip addr`` / output, a mail reply that
+    quotes a whole session) has its prompts behind the quote mark, where the first split does
+    not take them (a quoted ``> cmd`` is a quote, not a prompt). File line numbers are kept."""
+    text = "\n".join(group.lines)
+    found = _find_boundaries(text)
+    if not found:
+        return [group]
+    out = []
+    for seg in _cut(list(group.lines), found):
+        seg.numbers = [group.numbers[n - 1] for n in seg.numbers]
+        seg.subject = group.subject
+        if seg.command is None:
+            seg.command = group.command if seg.numbers[0] == group.numbers[0] else None
+        out.append(seg)
+    return out or [group]
 
 
 def parse_paste(text: str, kind: str | None = None, companions: bool = True) -> list[Part]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from aifabric.checks.diagnose.engine import _ERRORISH, diagnose, load_evidence
+from aifabric.checks.diagnose.engine import _ERRORISH, diagnose, errno_spelled, load_evidence
 from aifabric.checks.diagnose.signatures import signature_index
 
 STORE_TIMEOUT = (
@@ -112,3 +112,27 @@ def test_rules_of_other_lengths_make_no_help_block(tmp_path: Path) -> None:
     body = " Requested mtu is higher than active mtu\nsomething failed badly here"
     text = f"{rule}\n{body}\n{rule}\n"
     assert _unrecognised(tmp_path, text) >= 1
+
+
+def test_an_errno_printed_as_a_number_reads_as_its_words(tmp_path: Path) -> None:
+    # glibc's strerror() names (errno.h values of the Linux ABI): 12 ENOMEM, 5 EIO, 19 ENODEV
+    assert errno_spelled("ibv_reg_mr failed errno=12") == (
+        "ibv_reg_mr failed errno=12 (Cannot allocate memory)"
+    )
+    assert errno_spelled("Failed to configure RSS hash for VSI 8, error -5").endswith(
+        "(Input/output error)"
+    )
+    assert errno_spelled("probe failed: -19").endswith("(No such device)")
+    assert errno_spelled("NCCL WARN status 12 at line 5") is None  # no minus: not an errno
+    assert errno_spelled("errno 9999") is None
+    # a memory registration that failed with errno 12 is the locked-memory entry, as the same
+    # line with strerror's words would be
+    assert _ids(tmp_path, "mr_alloc: ibv_reg_mr failed errno=12 addr 0x7f00 len 1048576\n") == [
+        "errno.enomem-memory-registration"
+    ]
+
+
+@given(st.text(max_size=300))
+def test_errno_spelling_only_appends(line: str) -> None:
+    got = errno_spelled(line)
+    assert got is None or (got.startswith(line) and got.endswith(")"))

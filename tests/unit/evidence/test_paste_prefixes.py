@@ -190,3 +190,61 @@ def test_a_quote_of_any_depth_is_stripped() -> None:
     for deeper in ("> > > ", ">>>"):
         again = "".join(deeper + line for line in text.splitlines(keepends=True))
         assert _records_of(parse_paste(again), kind) == _records_of(parts, kind) > 0
+
+
+EVIDENCE = PASTES.parent / "evidence"
+
+
+def _fixture(kind: str, case: str) -> str:
+    return (EVIDENCE / kind / case / "input.txt").read_text(encoding="utf-8")
+
+
+@given(st.sampled_from(["> ", "> \t", ">", "> > "]))
+def test_a_quoted_session_is_cut_at_its_quoted_prompts(quote: str) -> None:
+    # a mail reply quoting a whole root session: the prompts are behind the quote mark, so the
+    # first split (a quoted "> # cmd" is a quote, not a prompt) cannot take them; the quote
+    # group is cut again at them, each tool's output is read as its own kind, and each record
+    # keeps the file line it came from
+    link = _fixture("ip-link", "lab-veth-healthy").splitlines()[:8]
+    addr = _fixture("ip-addr", "ompi-users-19198-ip-addr-two-nodes-eth1-no-carrier").splitlines()
+    session = ["# ip netns exec test ip link", *link, "# ip addr", *addr[:11]]
+    text = "".join(quote + line + "\n" for line in session)
+    parts = parse_paste(text)
+    kinds = [p.kind for p in parts if p.result is not None and p.result.records]
+    assert kinds == ["ip-link", "ip-addr"]
+    addr_part = next(p for p in parts if p.kind == "ip-addr")
+    assert addr_part.numbers[0] == len(link) + 2  # the quoted "# ip addr" prompt line
+    assert addr_part.command == "ip addr"
+
+
+def test_a_prompt_without_a_blank_names_a_known_tool() -> None:
+    # "$tc class show ..." (no blank after the dollar, as pasted in a commit message) with its
+    # two output lines quoted by ">" and no blank: the tc parser reads the class
+    head = _fixture("tc", "lab-htb-200mbit-class-drops").splitlines()[:2]
+    text = "Display class details\n$tc class show dev eth0 classid 1:10\n" + "".join(
+        ">" + line.strip() + "\n" for line in head
+    )
+    parts = parse_paste(text)
+    assert _records_of(parts, "tc") >= 1
+    assert parse_paste("echo $PATH\n$HOME/bin/run\n")[0].kind is None  # "$HOME" is no prompt
+
+
+@given(
+    st.sampled_from(
+        [
+            "sudo ip netns exec ns1 ",
+            "ip netns exec lab-a ",
+            "docker exec -it trainer-0 ",
+            "kubectl exec -n ml pod-0 -c main -- ",
+            "sudo time ",
+        ]
+    )
+)
+def test_a_tool_run_in_another_place_is_still_that_tool(runner: str) -> None:
+    # the part under the prompt is too short for any detector (ethtool -i's first two lines):
+    # the command names the tool, also when a runner (netns, container, pod, sudo) wraps it
+    text = f"$ {runner}ethtool -i ens1f0\ndriver: mlx5_core\nversion: 24.10-1.1.4\n"
+    parts = parse_paste(text)
+    assert [p.kind for p in parts if p.result is not None and p.result.records] == [
+        "ethtool-info"
+    ]

@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import string
 from collections import defaultdict
@@ -371,11 +372,42 @@ def _scan_line(line: str, index: SignatureIndex) -> tuple[tuple[SignatureHit, ..
         else:
             hit = index.match(line)
             hits = (hit,) if hit is not None else ()
-        got = (hits, not hits and _ERRORISH.search(line) is not None)
+        errorish = not hits and _ERRORISH.search(line) is not None
+        if errorish:
+            spelled = errno_spelled(line)
+            hit = index.match(spelled) if spelled is not None else None
+            if hit is not None:
+                hits, errorish = (hit,), False
+        got = (hits, errorish)
         if len(cache) >= _SCAN_CACHE_MAX:
             cache.clear()
         cache[key] = got
     return got
+
+
+_ERRNO_NUMBER = re.compile(
+    r"(?:\berrno\b[ \t]{0,2}[:=]?[ \t]{0,2}\(?-?"
+    r"|\b(?:err(?:or)?|rc|ret(?:urned)?|status)\b[ \t]{0,2}[:=]?[ \t]{0,2}-"
+    r"|\bfailed\b[^\n]{0,16}?[ :(=]-)(?P<n>\d{1,3})\b(?![.:]\d)"
+)
+"""An errno value a program printed as a number (``errno: 12``, ``errno=95``, the kernel's
+``error -5``, ``rc=-12``, ``failed: -19``): glibc's errno.h values, which strerror() names."""
+
+
+def errno_spelled(line: str) -> str | None:
+    """``line`` with the strerror() text of the errno number it prints appended (``errno 12``
+    → ``... (Cannot allocate memory)``), or ``None`` when it prints none: the catalogue entries
+    keyed on the error's words (ENOMEM from memory registration, ENODEV, ETIMEDOUT) then read a
+    program that printed the number alike. The names are the C library's (strerror(3), glibc,
+    errno values of the Linux ABI); an unknown number gives ``None``."""
+    m = _ERRNO_NUMBER.search(line)
+    if m is None:
+        return None
+    n = int(m.group("n"))
+    text = os.strerror(n) if 0 < n < 134 else ""
+    if not text or text.startswith("Unknown error"):
+        return None
+    return f"{line} ({text})"
 
 
 WRAP_MIN_CHARS = 40
