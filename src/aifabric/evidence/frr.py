@@ -190,7 +190,14 @@ def _parse_json(text: str, result: ParseResult) -> None:
 
 
 _AF_RE = re.compile(r"^(IPv[46] \w+|L2VPN EVPN|VPNv[46] \w+)\s+Summary(?:\s+\(VRF (\S+)\))?:")
-_ID_RE = re.compile(r"^(?:BGP router|Router) identifier (\S+), local AS number (\S+)")
+_ID_RE = re.compile(r"^(?:asic\d+: )?(?:BGP router|Router) identifier (\S+), local AS number (\S+)")
+"""The summary's head line; SONiC's multi-ASIC wrapper prints one per ASIC (``asic0: BGP ...``)."""
+_ROW_SHAPE = re.compile(
+    r"^[ \t]*+[\w.:\-()]++[ \t]++4(?:[ \t]++\d++){6}[ \t]++\S++[ \t]++\S", re.MULTILINE
+)
+"""A neighbor row of the text table (``name 4 AS MsgRcvd MsgSent TblVer InQ OutQ Up/Down
+State/PfxRcd``): the version column is always 4. A window of rows pasted without the header
+is still the table."""
 """FRR ``BGP router identifier A, local AS number N``; Arista EOS ``Router identifier A, ...``."""
 _EOS_HEADER_RE = re.compile(
     r"^(?:Description\s+)?Neighbor\s+V\s+AS\s+MsgRcvd\s+MsgSent\s+InQ\s+OutQ\s+Up/Down\s+"
@@ -314,6 +321,8 @@ def _parse_text(text: str, result: ParseResult) -> None:
                 or not stripped.strip("- ")):  # a show command; SONiC's dashes under the header
             in_table = in_table and not stripped.startswith("Total number")
             continue
+        if not in_table and not eos and _ROW_SHAPE.match(stripped) is not None:
+            in_table = True  # rows without the header above them (a window of the table)
         if in_table:
             tokens = stripped.split()
             if len(tokens) == 1 and not line[:1].isspace() and not eos:
@@ -357,6 +366,8 @@ def _detect(text: str) -> float:
     if "PfxAcc" in head and _EOS_DETECT_RE.search(head) is not None:
         return 0.95
     if "BGP router identifier" in head and "local AS number" in head:
+        return 0.6
+    if len(_ROW_SHAPE.findall(head, 0, 8192)) >= 2:
         return 0.6
     return 0.0
 

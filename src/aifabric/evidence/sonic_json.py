@@ -303,6 +303,9 @@ _FIELD_TABLES: tuple[tuple[str, frozenset[str]], ...] = (
     ("PFC_WD", frozenset({"detection_time", "restoration_time", "POLL_INTERVAL"})),
 )  # fmt: skip
 _VAR_JSON_RE = re.compile(r"--var-json[ \t=]+[\"']?([A-Z][A-Z0-9_]{1,60})")
+_JQ_TABLE_RE = re.compile(r"\|[ \t]*+jq[ \t]++(?:-\w+[ \t]++)*+[\"']?\.\"?([A-Z][A-Z0-9_]{1,60})\b")
+"""``show runningconfiguration all | jq '.TABLE'`` (or ``cat config_db.json | jq .TABLE``):
+jq prints the table's entries without its name."""
 
 
 def _table_hint(lines: list[str], start: int) -> tuple[str, str] | None:
@@ -311,6 +314,10 @@ def _table_hint(lines: list[str], start: int) -> tuple[str, str] | None:
         text = lines[j]
         if "--var-json" in text:
             m = _VAR_JSON_RE.search(text)
+            if m is not None and m.group(1) in KNOWN_TABLES:
+                return m.group(1), f"from the command '{text.strip()[-120:]}'"
+        if "jq" in text:
+            m = _JQ_TABLE_RE.search(text)
             if m is not None and m.group(1) in KNOWN_TABLES:
                 return m.group(1), f"from the command '{text.strip()[-120:]}'"
         if "show runningconfiguration ports" in text:
