@@ -140,7 +140,8 @@ def _detect(text: str) -> float:
 def _detect_excerpt(text: str) -> float:
     """0.8 for an excerpt of the link block (three different link keys, no ``Settings for``
     line: a window, ``| grep -E 'Speed|Duplex|Link'``); 0.75 for ``ethtool -i`` from its second
-    line (``bus-info`` with ``firmware-version`` or ``supports-*``)."""
+    line (``bus-info`` with ``firmware-version`` or ``supports-*``); 0.7 for ethtool's speed and
+    duplex lines alone."""
     if ("Duplex: " in text or "Link detected: " in text or "link modes:" in text) and len(
         {m.group(1)[:12] for m in _EXCERPT_KEY_RE.finditer(text)}
     ) >= 3:
@@ -149,7 +150,15 @@ def _detect_excerpt(text: str) -> float:
         _DETECT_FW_RE.search(text) or _DETECT_SUPPORTS_RE.search(text)
     ):
         return 0.75
+    if "Mb/s" in text and _EXCERPT_SPEED_RE.search(text) and _EXCERPT_DUPLEX_RE.search(text):
+        return 0.7
     return 0.0
+
+
+_EXCERPT_SPEED_RE = re.compile(r"(?m)^[ \t]*+Speed: \d++Mb/s[ \t]*$")
+_EXCERPT_DUPLEX_RE = re.compile(r"(?m)^[ \t]*+Duplex: (?:Full|Half|Unknown!)[ \t]*$")
+"""ethtool's own forms of the two lines (``Speed: 25000Mb/s``, ``Duplex: Full``, netlink/ioctl
+ethtool's dump_link_usettings): an excerpt that keeps only them is still ethtool's."""
 
 
 def _yes_no(value: str) -> bool | None:

@@ -498,9 +498,25 @@ def _finish_text(tr: _TextRun, result: ParseResult) -> None:
     result.records.extend(tr.intervals)
 
 
+_TITLE_RE = re.compile(r"^([^\s:\[][^:\n]{0,59}):  (?=\S)", re.MULTILINE)
+"""The prefix ``iperf3 --title T`` (``-T``) puts before every line it prints (``T:  ``, the
+title, a colon and two blanks: iperf_printf in src/iperf_api.c)."""
+TITLE_MIN_LINES = 3
+
+
+def _title(text: str) -> str | None:
+    """The ``--title`` prefix most lines carry, if at least :data:`TITLE_MIN_LINES` do."""
+    counts: dict[str, int] = {}
+    for m in _TITLE_RE.finditer(text, 0, 20000):
+        counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    best = max(counts.items(), key=lambda kv: kv[1], default=None)
+    return f"{best[0]}:  " if best is not None and best[1] >= TITLE_MIN_LINES else None
+
+
 def _parse_text(text: str, result: ParseResult) -> None:
     cur: _TextRun | None = None
     runs = 0
+    title = _title(text)
 
     def new_run(lineno: int, role: str | None) -> _TextRun:
         nonlocal cur, runs
@@ -512,6 +528,8 @@ def _parse_text(text: str, result: ParseResult) -> None:
 
     for lineno, raw in enumerate(text.split("\n"), 1):
         line = raw.rstrip("\r")
+        if title is not None and line.startswith(title):
+            line = line[len(title) :]
         stripped = line.strip()
         if not stripped or stripped.startswith(("$ ", "# ", "```")) or stripped == "^C":
             continue
@@ -623,10 +641,11 @@ def _detect_iperf3(text: str) -> float:
 
 
 _ROW_ONLY_RE = re.compile(
-    r"(?m)^[> \t]*\[\s*(?:\d+|SUM)\]\s+\d+\.\d+-\s*\d+\.\d+\s+sec"
+    r"(?m)^[> \t]*\[\s*(?:\d+|SUM)\](?:\[[A-Z]{2}-[CS]\])?\s+\d+\.\d+-\s*\d+\.\d+\s+sec"
     r"\s+[\d.]+\s+[KMGT]?Bytes\s+[\d.]+\s+[KMGT]?bits/sec"
 )
-"""An iperf3 (or iperf 2) report row: ``[  5]   0.00-1.00   sec  1.10 GBytes  9.41 Gbits/sec``."""
+"""An iperf3 (or iperf 2) report row: ``[  5]   0.00-1.00   sec  1.10 GBytes  9.41 Gbits/sec``,
+with the role column of a ``--bidir`` run (``[  5][RX-S]``)."""
 
 
 @register(

@@ -1177,7 +1177,14 @@ def parse(text: str) -> ParseResult:
     """Parse nccl-tests stdout (any version) or its ``-J`` JSON file; never raises."""
     try:
         if text.lstrip()[:1] == "{":
-            return _parse_json(text)
+            result = _parse_json(text)
+            if result.records or "# nThread" not in text:
+                return result
+            # a stray "{" above a text report (a paste's first line), not a -J file: the text
+            # is read, the JSON attempt noted
+            text_result = _parse_text(text)
+            text_result.warnings[:0] = result.warnings
+            return text_result
         return _parse_text(text)
     except Exception as exc:
         result = ParseResult(kind="nccl-tests")

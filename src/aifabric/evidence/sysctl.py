@@ -137,6 +137,12 @@ def _parse(text: str, result: ParseResult) -> None:
         result.warn(lineno, "unrecognised line in sysctl output", line)
 
 
+MIN_ECHO_RUN = 2
+"""Consecutive ``key = value`` lines that make a log holding them a sysctl capture when nothing
+else claims it: ``sysctl -p`` or ``sysctl -w`` run by an installer or a provisioning script
+echoes each setting it applies, amid the other program's lines."""
+
+
 def _detect(text: str) -> float:
     window = text[:65536]
     if (
@@ -145,7 +151,7 @@ def _detect(text: str) -> float:
         and _ANY_KEY_RE.search(window) is None
     ):
         return 0.0  # no line can be a hit (the loop below would score 0)
-    total = hits = 0
+    total = hits = run = longest = 0
     cat_prompt = False
     for raw in text[:65536].split("\n")[:400]:
         s = raw.strip()
@@ -158,6 +164,8 @@ def _detect(text: str) -> float:
         named = any(
             rx.match(s) is not None for rx in (_KEY_RE, _PROC_RE, _MISSING_RE, _SET_FAILED_RE)
         )
+        run = run + 1 if named else 0
+        longest = max(longest, run)
         if named or (cat_prompt and len(s.split()) <= 3 and len(s) < 64):
             hits += 1
     if not total:
@@ -167,6 +175,8 @@ def _detect(text: str) -> float:
         return 0.9
     if share >= 0.5:
         return 0.5
+    if longest >= MIN_ECHO_RUN:
+        return 0.3  # sysctl's echo inside another program's log (a package's postinst, a script)
     return 0.0
 
 

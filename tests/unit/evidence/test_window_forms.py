@@ -1,0 +1,94 @@
+"""Windows of a tool's output that keep none of its headers: rows of ``show bgp summary``
+without the table header, ``iperf3 --title`` prefixes and ``--bidir`` role columns, ethtool's
+speed and duplex lines alone, ``sysctl``'s echo inside another program's log, a config_db
+table printed by ``jq '.TABLE'``. Line shapes are the programs' own (FRR
+bgpd/bgp_vty.c, iperf3 src/iperf_api.c, ethtool, procps-ng sysctl, SONiC config_db)."""
+
+from __future__ import annotations
+
+from aifabric.evidence.paste import parse_paste
+from aifabric.evidence.registry import detect_kind, detect_scores, parse_text
+
+BGP_ROWS = (
+    "10.0.0.1         4  65200       3192         53         0      0       0  00:02:29   6370"
+    "            ARISTA01T2\n"
+    "10.0.0.5         4  65200       3192         53         0      0       0  00:02:29   6370"
+    "            ARISTA03T2\n"
+    "10.0.0.33        4  64001          8       3926         0      0       0  00:02:28   Active"
+    "          ARISTA01T0\n"
+)
+
+
+def test_bgp_summary_rows_without_their_header_are_the_table() -> None:
+    assert detect_kind(BGP_ROWS) == "frr-bgp-summary"
+    res = parse_text(BGP_ROWS, "frr-bgp-summary")
+    peers = [(r.peer, r.remote_as, r.state, r.prefixes_received) for r in res.records]
+    assert peers == [
+        ("10.0.0.1", 65200, "Established", 6370),
+        ("10.0.0.5", 65200, "Established", 6370),
+        ("10.0.0.33", 64001, "Active", None),
+    ]
+
+
+def test_a_multi_asic_summary_head_is_a_summary() -> None:
+    text = (
+        "IPv4 Unicast Summary:\n"
+        "asic0: BGP router identifier 10.212.65.8, local AS number 64902 vrf-id 0\n"
+        "BGP table version 2303\n"
+        "asic1: BGP router identifier 10.212.65.9, local AS number 64902 vrf-id 0\n"
+    )
+    res = parse_text(text, "frr-bgp-summary")
+    assert [(r.router_id, r.local_as) for r in res.records] == [
+        ("10.212.65.8", 64902), ("10.212.65.9", 64902)]  # fmt: skip
+
+
+def test_iperf3_title_prefix_and_bidir_roles() -> None:
+    titled = (
+        "iperf3 -c 10.0.0.2 -u -b 50M -T 200 -t 10\n"
+        "200:  [ ID] Interval           Transfer     Bandwidth       Jitter    "
+        "Lost/Total Datagrams\n"
+        "200:  [  4]   0.00-10.00  sec  59.0 MBytes  49.5 Mbits/sec  0.062 ms  8274/15114 (55%)\n"
+        "200:  [  4] Sent 15114 datagrams\n"
+    )
+    (part,) = parse_paste(titled)
+    assert part.kind == "iperf3" and part.result is not None and part.result.records
+    bidir = (
+        "[  6][TX-S] 153320.00-153321.00 sec   312 MBytes  2.62 Gbits/sec            227543\n"
+        "[  5][RX-S] 153321.00-153322.00 sec   509 MBytes  4.27 Gbits/sec  0.001 ms  "
+        "62207/432494 (14%)\n"
+    )
+    assert detect_kind(bidir) == "iperf3"
+
+
+def test_ethtool_speed_and_duplex_alone_are_ethtool() -> None:
+    text = "...\n        Speed: 10Mb/s\n        Duplex: Half\n...\n"
+    assert detect_kind(text) == "ethtool-info"
+    (rec,) = parse_text(text, "ethtool-info").records
+    assert (rec.speed_mbps, rec.duplex) == (10, "Half")
+    memory = "Memory Device\n\tSpeed: 2400 MT/s\n\tDuplex: Full\n"  # dmidecode, not ethtool
+    assert "ethtool-info" not in {k for _, k in detect_scores(memory)}
+
+
+def test_sysctl_echo_inside_an_installer_log() -> None:
+    text = (
+        "Setting up uhd-host (3.14.1.1-0ubuntu1~bionic1) ...\n"
+        "net.core.rmem_max = 50000000\n"
+        "net.core.wmem_max = 1048576\n"
+        "Setting up libuhd003:amd64 (3.13.0.1-0ubuntu1~bionic1) ...\n"
+        "Processing triggers for libc-bin (2.27-3ubuntu1) ...\n"
+    )
+    assert detect_kind(text) == "sysctl"
+    keys = [r.key for r in parse_text(text, "sysctl").records]
+    assert keys == ["net.core.rmem_max", "net.core.wmem_max"]
+    one = "Setting up x ...\nnet.core.rmem_max = 50000000\nProcessing triggers ...\nDone\n"
+    assert "sysctl" not in {k for _, k in detect_scores(one)}  # one echoed line is not enough
+
+
+def test_a_config_db_table_printed_by_jq_is_that_table() -> None:
+    text = (
+        'root@sonic:/home/admin# show runningconfiguration all | jq ".TC_TO_PRIORITY_GROUP_MAP"\n'
+        '{\n  "AZURE": {\n    "0": "0",\n    "3": "3",\n    "4": "4"\n  }\n}\n'
+    )
+    res = parse_text(text, "sonic-config-db")
+    assert res.records, res.warnings
+    assert {type(r).__name__ for r in res.records}
