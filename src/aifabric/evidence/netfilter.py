@@ -43,7 +43,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record, finite_or_none
+from aifabric.evidence.base import UNNAMED, ParseResult, Record, finite_or_none
 from aifabric.evidence.registry import register
 
 __all__ = ["DSCP_CLASSES", "NetfilterChain", "NetfilterRule", "parse_iptables"]
@@ -326,6 +326,9 @@ _CHAIN_RE = re.compile(
 )
 _LIST_HDR_RE = re.compile(r"^(?:num\s+)?(?:pkts\s+bytes\s+)?target\s+prot\s+opt\s")
 _OPTS = frozenset({"--", "-f", "!f"})
+_LIST_VERBOSE = ["pkts", "bytes", "target", "prot", "opt", "in", "out", "source", "destination"]
+_LIST_PLAIN = ["target", "prot", "opt", "source", "destination"]
+"""The column headers of ``iptables -v -L`` and ``iptables -L``, for rows pasted without them."""
 _PROTOCOLS = {"1": "icmp", "6": "tcp", "17": "udp", "58": "ipv6-icmp", "132": "sctp"}
 """iptables-nft prints protocol numbers in -L (iptables-legacy prints names)."""
 _SCALE = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
@@ -496,6 +499,13 @@ def _parse(text: str, result: ParseResult) -> None:
         if _LIST_HDR_RE.match(stripped) is not None:
             header = stripped.split()
             continue
+        if (chain is None or not header) and _LIST_ROW_RE.match(stripped) is not None:
+            # a rule row of a listing whose chain header is not in the paste (a `| grep`)
+            tokens = stripped.split()
+            header = _LIST_VERBOSE if _scaled(tokens[0])[0] is not None else _LIST_PLAIN
+            if chain is None:
+                chain = UNNAMED
+                result.warn(lineno, "rule rows without their 'Chain' line; chain unknown", line)
         if chain is not None and header:
             rec = _list_row(stripped.split(), header, prompt_table, chain, lineno)
             if rec is not None:
@@ -508,6 +518,18 @@ _SAVE_RE = re.compile(r"^\*(?:filter|mangle|nat|raw|security)\s*$", re.MULTILINE
 _RULE_RE = re.compile(r"^(?:\[\d+:\d+\] )?-A \S+ ", re.MULTILINE)
 _POLICY_RE = re.compile(r"^-P (?:INPUT|FORWARD|OUTPUT|PREROUTING|POSTROUTING) [A-Z]+", re.MULTILINE)
 _LIST_RE = re.compile(r"^[ \t]*Chain \S+ \((?:policy [A-Z]+|\d+ references)", re.MULTILINE)
+_SAVE_CHAIN_RE = re.compile(
+    r"^:[\w\-]++ (?:ACCEPT|DROP|RETURN|-) \[\d++:\d++\][ \t]*$", re.MULTILINE
+)
+"""iptables-save's chain line (``:INPUT ACCEPT [0:0]``: policy and its packet:byte counters)."""
+_LIST_ROW_RE = re.compile(
+    r"^[ \t]*+(?:\d++[KMGT]?[ \t]++\d++[KMGT]?[ \t]++)?[A-Z][\w\-]*+[ \t]++"
+    r"(?:all|tcp|udp|icmp|icmpv6|ipv6-icmp|sctp|gre|esp|\d++)[ \t]++(?:--|-f|!f)[ \t]++\S",
+    re.MULTILINE,
+)
+"""A rule row of ``iptables -L`` (``-v`` adds its packet and byte counters in front):
+``DROP  tcp  --  0.0.0.0/0  0.0.0.0/0  tcp dpt:22``; the ``--`` options column is
+iptables' own."""
 
 
 def _detect(text: str) -> float:
@@ -523,6 +545,14 @@ def _detect(text: str) -> float:
         return 0.9
     if "-A " in head and _RULE_RE.search(head) is not None:
         return 0.85
+    # windows without the table's first lines: chain headers alone, iptables-save's chain lines,
+    # or rule rows of a listing (a `| grep DROP`)
+    if "Chain " in head and _LIST_RE.search(head) is not None:
+        return 0.9
+    if len(_SAVE_CHAIN_RE.findall(head)) >= 2:
+        return 0.85
+    if "--" in head and len(_LIST_ROW_RE.findall(head)) >= 2:
+        return 0.7
     return 0.0
 
 

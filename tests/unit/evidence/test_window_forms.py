@@ -92,3 +92,27 @@ def test_a_config_db_table_printed_by_jq_is_that_table() -> None:
     res = parse_text(text, "sonic-config-db")
     assert res.records, res.warnings
     assert {type(r).__name__ for r in res.records}
+
+
+def test_iptables_rows_and_chain_lines_without_their_table() -> None:
+    # `iptables -vnL | grep DROP`: rule rows of the verbose listing, no "Chain" line above them
+    rows = (
+        "   12   720 DROP       tcp  --  *      *       0.0.0.0/0            0.0.0.0/0"
+        "            tcp dpt:22\n"
+        "    0     0 DROP       all  --  eth1   *       10.0.0.0/8           0.0.0.0/0\n"
+    )
+    assert detect_kind(rows) == "iptables"
+    res = parse_text(rows, "iptables")
+    got = [(r.chain, r.target, r.protocol, r.packets, r.in_iface) for r in res.records]
+    assert got == [("?", "DROP", "tcp", 12, None), ("?", "DROP", None, 0, "eth1")]
+    # the listing without -v (no counters) and the chain lines alone
+    plain = (
+        "DROP       tcp  --  anywhere   anywhere   tcp dpt:ssh\n"
+        "ACCEPT     all  --  anywhere   anywhere\n"
+    )
+    assert [r.target for r in parse_text(plain, "iptables").records] == ["DROP", "ACCEPT"]
+    for chains in (
+        ":INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n:OUTPUT ACCEPT [0:0]\n",
+        "Chain INPUT (policy DROP 0 packets, 0 bytes)\nChain OUTPUT (policy ACCEPT)\n",
+    ):
+        assert detect_kind(chains) == "iptables"
