@@ -297,6 +297,7 @@ def _is_log(line: str) -> bool:
 # ---- ucx_info ----------------------------------------------------------------------------------
 
 _INFO_MARKERS = (
+    "# UCP context",
     "# Memory domain:",
     "# Library version:",
     "# UCT version=",
@@ -311,18 +312,29 @@ _HASHLESS_RE = re.compile(
 renderers turn a ``# Transport: rc_mlx5`` line of an unfenced paste into a heading, and the
 copy keeps only the words."""
 _CONFIG_LINE_RE = re.compile(r"^UCX_[A-Z0-9_]+=", re.MULTILINE)
+_GIT_LINE_RE = re.compile(
+    r"^#[ \t]*+(?:Git|SCM) branch '[^'\n]*+',?[ \t]++revision[ \t]", re.MULTILINE
+)
+_CONFIGURED_LINE_RE = re.compile(r"^#[ \t]*+[Cc]onfigured with: --", re.MULTILINE)
 
 _VERSION_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("library_version", re.compile(r"^#\s*Library version:\s*(\S+)")),
     ("library_path", re.compile(r"^#\s*Library path:\s*(.*\S|\s)\s*$")),
     ("api_headers_version", re.compile(r"^#\s*API headers version:\s*(\S+)")),
-    ("library_version", re.compile(r"^#\s*Version\s+(\d\S*)\s*$")),
+    ("library_version", re.compile(r"^#\s*Version\s+(\d[\w.\-]*)(?![\w.\-])")),
     ("configure_flags", re.compile(r"^#\s*[Cc]onfigured with:\s*((?:.*\S)?)\s*$")),
 )
 _UCT_VERSION_RE = re.compile(r"^#\s*UCT version=(\S+)(?:\s+revision\s+(\S+))?")
 _GIT_RE = re.compile(r"^#\s*(?:Git|SCM) branch '([^']*)',?\s+revision\s+(\S+)")
 _DEFINE_RE = re.compile(r"^#define\s+(\w+)(?:\s+((?:.*\S)?))?\s*$")
 _MD_RE = re.compile(r"^#\s*Memory domain:\s*(\S+)")
+_UCP_RESOURCE_RE = re.compile(
+    r"^#[ \t]*+resource[ \t]++\d++[ \t]*+:[ \t]*+md[ \t]++\d++[ \t]++dev[ \t]++\d++[ \t]++"
+    r"flags[ \t]++\S++[ \t]++(?P<tl>[\w\-]++)/(?P<dev>\S++)"
+)
+"""``ucx_info -e`` (``-u t``): the resources of the ``# UCP context`` block,
+``#      resource 0  :  md 0  dev 0  flags -- rc_mlx5/mlx5_0:1`` (ucp_context_print_info,
+src/ucp/core/ucp_context.c)."""
 _COMPONENT_RE = re.compile(r"^#\s*[Cc]omponent:\s*(\S+)")
 _TL_RE = re.compile(r"^#\s*Transport:\s*(\S+)\s*$")
 _DEV_RE = re.compile(r"^#\s*Device:\s*(\S+)\s*$")
@@ -348,6 +360,8 @@ _HASH_LINE_RE = re.compile(r"^#")
 def _detect_ucx_info(text: str) -> float:
     if any(m in text for m in _INFO_MARKERS):
         return 0.95
+    if "revision" in text and _GIT_LINE_RE.search(text) and _CONFIGURED_LINE_RE.search(text):
+        return 0.9  # ucx_info -v of 1.13 ("# Version 1.13.1"): its git and configure lines
     if "ransport" not in text and "UCX_" not in text and "ucx_info" not in text:
         return 0.0  # every later marker needs one of these: cheap exit
     if _TRANSPORT_LINE_RE.search(text) is not None:
@@ -532,6 +546,13 @@ def _read_version_line(st: _InfoState, lineno: int, line: str) -> bool:
 
 
 def _read_listing_line(st: _InfoState, lineno: int, line: str) -> None:
+    m = _UCP_RESOURCE_RE.match(line)
+    if m is not None:  # ucx_info -e/-u: a transport the UCP context selected
+        st.close_transport()
+        st.res.records.append(
+            UcxTransport(line=lineno, transport=m.group("tl"), device=m.group("dev"))
+        )
+        return
     m = _MD_RE.match(line)
     if m is not None:
         st.close_transport()

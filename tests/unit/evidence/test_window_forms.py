@@ -116,3 +116,22 @@ def test_iptables_rows_and_chain_lines_without_their_table() -> None:
         "Chain INPUT (policy DROP 0 packets, 0 bytes)\nChain OUTPUT (policy ACCEPT)\n",
     ):
         assert detect_kind(chains) == "iptables"
+
+
+def test_ucx_info_version_of_1_13_and_the_ucp_context_block() -> None:
+    # ucx_info -v of UCX 1.13 ("# Version", no "Library version") and ucx_info -e's context
+    version = (
+        "# Version 1.13.1\n"
+        "# Git branch 'v1.13.x', revision 1e3f5b3\n"
+        "# Configured with: --prefix=/opt/ucx --with-cuda=/usr/local/cuda --with-verbs\n"
+    )
+    assert detect_kind(version) == "ucx-info"
+    (rec,) = parse_text(version, "ucx-info").records
+    assert (rec.library_version, rec.git_revision, rec.with_verbs) == ("1.13.1", "1e3f5b3", True)
+    context = (
+        "#\n# UCP context\n#\n#            md 0  :  self\n#            md 1  :  mlx5_0\n#\n"
+        "#      resource 0  :  md 0  dev 0  flags -- self/memory\n"
+        "#      resource 1  :  md 1  dev 1  flags -- rc_mlx5/mlx5_0:1\n"
+    )
+    recs = parse_text(context, "ucx-info").records
+    assert [(r.transport, r.device) for r in recs] == [("self", "memory"), ("rc_mlx5", "mlx5_0:1")]
