@@ -270,6 +270,21 @@ def _new_device(no: int, m: re.Match[str]) -> PciDevice:
     return dev
 
 
+_INLINE_SPLIT_RE = re.compile(r"(?<![ \t])[ \t]++(?=Lnk(?:Cap|Sta)2?:)")
+
+
+def _inline_link_fields(dev: PciDevice, line: str, state: dict[str, str]) -> None:
+    """A device line that holds its link fields after the address, as a summary script prints
+    them (``0002:01:00.0  LnkCap: Speed 32GT/s, Width x4    LnkSta: Speed 32GT/s, Width x2``,
+    ``echo $bdf $(lspci -s $bdf -vv | grep -E 'LnkCap|LnkSta')``): the fields are read as if
+    they were the device's indented lines, and the device has no class."""
+    start = line.find(str(dev.device_class) + ":")
+    for part in _INLINE_SPLIT_RE.split(line[start:]):
+        key, _, val = part.partition(":")
+        _apply_field(dev, key, val, state)
+    dev.device_class = dev.description = None
+
+
 def _apply_field(dev: PciDevice, key: str, val: str, state: dict[str, str]) -> bool:
     """Fold one field; False when a known field's value cannot be read."""
     k = key.strip()
@@ -493,6 +508,8 @@ def parse_lspci(text: str) -> ParseResult:
                 dev = _new_device(no, m)
                 state = {}
                 last = no
+                if dev.device_class in ("LnkCap", "LnkSta"):
+                    _inline_link_fields(dev, line, state)
                 continue
             lone = _FIELD_RE.match(" " + line)
             lone_key = lone.group("key").strip() if lone is not None else ""

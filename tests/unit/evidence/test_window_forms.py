@@ -135,3 +135,16 @@ def test_ucx_info_version_of_1_13_and_the_ucp_context_block() -> None:
     )
     recs = parse_text(context, "ucx-info").records
     assert [(r.transport, r.device) for r in recs] == [("self", "memory"), ("rc_mlx5", "mlx5_0:1")]
+
+
+def test_lspci_link_fields_on_the_device_line() -> None:
+    # a summary script: `echo $bdf $(lspci -s $bdf -vv | grep -E 'LnkCap|LnkSta')`
+    text = (
+        "0000:01:00.0  LnkCap: Speed 32GT/s, Width x4    LnkSta: Speed 32GT/s, Width x4\n"
+        "0002:01:00.0  LnkCap: Speed 32GT/s, Width x4    LnkSta: Speed 32GT/s, Width x2 "
+        "(downgraded)\n"
+    )
+    recs = parse_text(text, "lspci").records
+    got = [(r.bdf, r.lnkcap_width, r.lnksta_width, r.lnksta_speed_gts) for r in recs]
+    assert got == [("0000:01:00.0", 4, 4, 32.0), ("0002:01:00.0", 4, 2, 32.0)]
+    assert all(r.device_class is None for r in recs)
