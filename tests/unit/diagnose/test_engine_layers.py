@@ -186,3 +186,29 @@ def test_a_part_its_parser_read_nothing_from_is_scanned_like_text(tmp_path: Path
     )
     found = diagnose(load_evidence([f])).findings
     assert any(x.check == "signature.rdma-core.no-ib-devices" for x in found), found
+
+
+SOCKETS_BY_CHOICE = (
+    "node1:41449:41449 [6] NCCL INFO Bootstrap : Using [0]eth0:10.38.10.4<0>\n"
+    "node1:41449:41449 [6] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).\n"
+    "node1:41449:41449 [6] NCCL INFO NCCL_IB_DISABLE set by environment to 1.\n"
+    "node1:41449:41449 [6] NCCL INFO NET/Socket : Using [0]eth0:10.38.10.4<0>\n"
+    "node1:41449:41449 [6] NCCL INFO Using network Socket\n"
+    "node1:41449:43711 [6] NCCL INFO Ring 00 : 1 -> 0 [receive] via NET/Socket/0\n"
+)
+"""NCCL's own INFO lines (init.c, net_socket.c) of a run whose environment chose sockets."""
+
+
+def test_sockets_chosen_by_the_environment_are_an_error_only_beside_an_rdma_adapter(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "nccl.log"
+    log.write_text(SOCKETS_BY_CHOICE)
+    alone = [f for f in diagnose(load_evidence([log])).findings if f.severity == "error"]
+    assert alone == []  # an Ethernet-only cluster sets NCCL_IB_DISABLE=1 on purpose
+    warned = [f for f in diagnose(load_evidence([log])).findings
+              if f.check == "diagnose.nccl-socket-no-rdma-seen"]  # fmt: skip
+    assert warned and warned[0].cause == "config.nccl-env"  # the setting that chose it
+    ibstat = Path(__file__).resolve().parents[2] / "fixtures/evidence/ibstat/l2fwd-nv-6-cx6dx"
+    both = diagnose(load_evidence([log, next(ibstat.glob("input.*"))])).findings
+    assert any(f.check == "diagnose.nccl-socket-fallback" and f.severity == "error" for f in both)

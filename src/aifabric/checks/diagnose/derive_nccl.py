@@ -234,9 +234,10 @@ class SocketTransport(Record):
     """A virtual interface in NCCL's socket list, when socket connections also fail."""
     rdma_expected: bool = True
     """Whether RDMA was meant to be there: the input shows an RDMA device or port, an RDMA
-    library or plugin that failed to load, an ``NCCL_IB_*`` setting, or the transport switched
-    off by the environment. ``False`` when NCCL found no RDMA device and nothing else in the input
-    says the hosts have one (a cloud VM or a cluster run over Ethernet on purpose)."""
+    library or plugin that failed to load, or an ``NCCL_IB_*`` setting other than the switch
+    itself. ``False`` when NCCL found no RDMA device, or the environment switched the transport
+    off (``NCCL_IB_DISABLE=1``, ``NCCL_NET=Socket``), and nothing else in the input says the
+    hosts have one (a cloud VM or a cluster run over Ethernet on purpose)."""
 
 
 _NO_RDMA = frozenset({"socket"})
@@ -252,9 +253,12 @@ _RDMA_HARDWARE = frozenset(
 
 def _rdma_expected(ev: Evidence, reason: str) -> bool:
     """Whether the input says RDMA should have been used (see :class:`SocketTransport`)."""
-    if reason not in ("NET/IB : No device found", "not printed") and "libibverbs" not in reason:
-        return True  # a network plugin that failed to load, or the environment's own setting
-    # no device, or no verbs library: what a server without an RDMA adapter prints too
+    chosen = reason in _CHOSEN_REASONS
+    if (not chosen and reason not in ("NET/IB : No device found", "not printed")
+            and "libibverbs" not in reason):  # fmt: skip
+        return True  # a network plugin that failed to load
+    # no device, no verbs library, or sockets chosen by the environment: what a server without
+    # an RDMA adapter prints too (an Ethernet-only cluster sets NCCL_IB_DISABLE=1 on purpose)
     for item in ev.items:
         rec = item.record
         kind = rec.record_type
@@ -262,7 +266,8 @@ def _rdma_expected(ev: Evidence, reason: str) -> bool:
             return True
         if kind == "ibv_devices" and getattr(rec, "devices", None):
             return True
-        if kind == "nccl_env" and str(getattr(rec, "name", "")).startswith("NCCL_IB_"):
+        name = str(getattr(rec, "name", ""))
+        if kind == "nccl_env" and name.startswith("NCCL_IB_") and name != "NCCL_IB_DISABLE":
             return True
         if kind == "pci_device" and (
             str(getattr(rec, "vendor_device_id", "")).lower().startswith("15b3:")
@@ -271,6 +276,10 @@ def _rdma_expected(ev: Evidence, reason: str) -> bool:
         ):
             return True
     return False
+_CHOSEN_REASONS = frozenset(
+    {"NCCL_IB_DISABLE=1 set by the environment", "NCCL_NET=Socket set by the environment"}
+)
+"""Reasons :func:`_socket_reason` gives when the environment chose sockets itself."""
 _CONNECT_FAILED = ("timed out", "refused", "unreachable", "No route")
 
 
