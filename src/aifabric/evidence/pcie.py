@@ -666,6 +666,19 @@ _BW_RE = re.compile(
     r"(?P<cs>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<cw>\d+) link\)"
     r"| \((?P<os>[\d.]+ GT/s|Unknown(?: speed)?) (?:PCIe )?x(?P<ow>\d+) link\))"
 )
+_I40E_LINK_RE = re.compile(r"PCI-Express: Speed (?P<s>[\d.]+ ?GT/s|Unknown) Width x(?P<w>\d+)")
+"""The Intel i40e/ice probe line ``PCI-Express: Speed 8.0GT/s Width x8`` (i40e_main.c)."""
+
+
+def pcie_lane_gbps(speed_gts: float) -> float:
+    """Usable Gb/s of one lane at ``speed_gts``: 8b/10b encoding up to 5 GT/s (80%), 128b/130b
+    from 8 GT/s, in whole Mb/s as the kernel's ``PCIE_SPEED2MBS_ENC`` computes it
+    (drivers/pci/pci.h: 8000*128/130 = 7876 Mb/s at 8 GT/s), so the figure matches what
+    ``pcie_print_link_status()`` prints for the same link (63.008 Gb/s for 8 GT/s x8)."""
+    mbps = int(speed_gts * 1000)
+    return (mbps * 8 // 10 if speed_gts < 8 else mbps * 128 // 130) / 1000
+
+
 _MODULE_RE = re.compile(r"Port module event(?:\[error\])?: module (?P<m>\d+), (?P<s>.*\S|\s)\s*$")
 _FW_RE = re.compile(r"firmware version: (?P<v>\d+\.\d+\.\d+)")
 _BAR_FAIL_RE = re.compile(r"\bBAR \d+(?: \[[^\]]*\])?: (?:failed to assign|no space for)")
@@ -730,6 +743,30 @@ _PCI_KERNEL_LINE_RE = re.compile(
 )
 
 
+_STAMPED_RE = re.compile(
+    r"^[ \t]*+(?:> ?)?(?:\[|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d |\d{4}-\d\d-\d\d[T ]\d)"
+)
+"""A kernel log line's start: dmesg's ``[  12.345678]``, a syslog or journal date."""
+
+
+def _unwrapped(lines: list[str]) -> list[tuple[int, str]]:
+    """(file line, text) of each kernel message, a line a mail client wrapped joined back to
+    the line it continues: when most lines start with a timestamp, a non-blank line without one
+    continues the message above it (``... 31.504 Gb/s available PCIe`` / ``bandwidth (8 GT/s x4
+    link)``). Text where few lines carry a timestamp is left as it is."""
+    nonblank = [x for x in lines if x.strip()]
+    stamped = sum(1 for x in nonblank if _STAMPED_RE.match(x))
+    if stamped < 2 or stamped < 0.6 * len(nonblank) or stamped == len(nonblank):
+        return list(enumerate(lines, 1))
+    out: list[tuple[int, str]] = []
+    for no, raw in enumerate(lines, 1):
+        if out and raw.strip() and not _STAMPED_RE.match(raw) and out[-1][1].strip():
+            out[-1] = (out[-1][0], out[-1][1].rstrip() + " " + raw.strip())
+        else:
+            out.append((no, raw))
+    return out
+
+
 @register(
     "dmesg-mlx5",
     summary="dmesg / journalctl -k lines of mlx5_core and the PCI core (bandwidth, module events)",
@@ -739,13 +776,14 @@ _PCI_KERNEL_LINE_RE = re.compile(
 def parse_dmesg_mlx5(text: str) -> ParseResult:
     """Parse kernel log lines into :class:`PcieBandwidth` and :class:`KernelEvent` records."""
     result = ParseResult("dmesg-mlx5")
-    for no, raw in enumerate(text.split("\n"), 1):
+    for no, raw in _unwrapped(text.split("\n")):
         line = raw.strip()
         if not line:
             continue
         if line.startswith(">"):
             line = _QUOTE_RE.sub("", line).strip()
-        if "mlx5" not in line and "PCIe" not in line and "AER" not in line and "BAR " not in line:
+        if ("mlx5" not in line and "PCIe" not in line and "AER" not in line
+                and "BAR " not in line and "PCI-Express" not in line):  # fmt: skip
             continue  # cheap prefilter: unrelated kernel lines
         if _PROMPT_RE.match(line):
             continue
@@ -826,6 +864,18 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
                     capable_width=wid,
                     capable_gen=pcie_generation(spd),
                 )
+            _stamp(rec, stamp)
+            result.records.append(rec)
+            continue
+        im = _I40E_LINK_RE.search(msg) if "PCI-Express: Speed" in msg else None
+        if im is not None:
+            # i40e/ice's own link report: the link as trained, its capability not said
+            spd, wid = _speed_of(im.group("s").replace("GT/s", " GT/s")), int(im.group("w"))
+            rec = PcieBandwidth(
+                line=no, driver=drv, device=dev, netdev=nd,
+                available_gbps=round(pcie_lane_gbps(spd) * wid, 3) if spd else 0.0,
+                speed_gts=spd, width=wid, gen=pcie_generation(spd),
+            )  # fmt: skip
             _stamp(rec, stamp)
             result.records.append(rec)
             continue

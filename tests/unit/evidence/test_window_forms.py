@@ -7,6 +7,7 @@ bgpd/bgp_vty.c, iperf3 src/iperf_api.c, ethtool, procps-ng sysctl, SONiC config_
 from __future__ import annotations
 
 from aifabric.evidence.paste import parse_paste
+from aifabric.evidence.pcie import pcie_lane_gbps
 from aifabric.evidence.registry import detect_kind, detect_scores, parse_text
 
 BGP_ROWS = (
@@ -148,3 +149,23 @@ def test_lspci_link_fields_on_the_device_line() -> None:
     got = [(r.bdf, r.lnkcap_width, r.lnksta_width, r.lnksta_speed_gts) for r in recs]
     assert got == [("0000:01:00.0", 4, 4, 32.0), ("0002:01:00.0", 4, 2, 32.0)]
     assert all(r.device_class is None for r in recs)
+
+
+def test_pcie_lane_rate_matches_the_kernel_report() -> None:
+    # pcie_print_link_status() figures as printed by real kernels: 63.008 Gb/s (8 GT/s x8),
+    # 252.048 Gb/s (16 GT/s x16), 32.000 Gb/s (5 GT/s x8), 504.112 Gb/s (32 GT/s x16)
+    for speed, width, printed in ((8.0, 8, 63.008), (16.0, 16, 252.048), (5.0, 8, 32.0),
+                                  (32.0, 16, 504.112)):  # fmt: skip
+        assert round(pcie_lane_gbps(speed) * width, 3) == printed
+
+
+def test_kernel_lines_wrapped_by_a_mail_client_and_the_i40e_link_line() -> None:
+    text = (
+        "[240677.031802] ixgbe: Intel(R) 10 Gigabit PCI Express Network Driver\n"
+        "[240677.816262] ixgbe 0000:84:00.0: 31.504 Gb/s available PCIe\n"
+        "bandwidth (8 GT/s x4 link)\n"
+        "[    1.414634] i40e 0000:01:00.0: PCI-Express: Speed 8.0GT/s Width x8\n"
+    )
+    recs = parse_text(text, "dmesg-mlx5").records
+    got = [(r.device, r.available_gbps, r.speed_gts, r.width, r.line) for r in recs]
+    assert got == [("0000:84:00.0", 31.504, 8.0, 4, 2), ("0000:01:00.0", 63.008, 8.0, 8, 4)]
