@@ -674,7 +674,10 @@ def pcie_lane_gbps(speed_gts: float) -> float:
     """Usable Gb/s of one lane at ``speed_gts``: 8b/10b encoding up to 5 GT/s (80%), 128b/130b
     from 8 GT/s, in whole Mb/s as the kernel's ``PCIE_SPEED2MBS_ENC`` computes it
     (drivers/pci/pci.h: 8000*128/130 = 7876 Mb/s at 8 GT/s), so the figure matches what
-    ``pcie_print_link_status()`` prints for the same link (63.008 Gb/s for 8 GT/s x8)."""
+    ``pcie_print_link_status()`` prints for the same link (63.008 Gb/s for 8 GT/s x8). The
+    verdicts' exact figure (checks/diagnose/verdicts_pcie.py ``_raw_gbps``, the catalog's
+    encoding efficiency) differs from this in the last digits on purpose: a record read from a
+    driver line should carry the figure the kernel itself would have printed."""
     mbps = int(speed_gts * 1000)
     return (mbps * 8 // 10 if speed_gts < 8 else mbps * 128 // 130) / 1000
 
