@@ -335,3 +335,41 @@ def test_reading_settings_is_linear_on_a_long_line(tmp_path: Path) -> None:
     found = settings(ev)
     assert time.perf_counter() - start < 2.0
     assert len(found) == 12_000 and found[0].name == "NCCL_X"
+
+
+def _connect_failure(tmp_path: Path, peer: str) -> Finding:
+    """c10d's connect failure as socket.cpp formats it (pytorch/pytorch
+    torch/csrc/distributed/c10d/socket.cpp, "failed to connect to {}:{} (errno: {} - {})")."""
+    path = tmp_path / "rank1.log"
+    path.write_text(
+        "RuntimeError: The client socket has failed to connect to any network address of "
+        f"({peer}, 29500). The client socket has failed to connect to {peer}:29500 "
+        "(errno: 110 - Connection timed out).\n",
+        encoding="utf-8",
+    )
+    return _covered(diagnose(load_evidence([path])).findings, "socket-connect")
+
+
+def test_a_connect_failure_to_a_host_name_supports_the_socket_interface(tmp_path: Path) -> None:
+    """A name resolves on the connecting host (127.0.1.1 in /etc/hosts, an admin network): the
+    address tried may be the wrong one, so the interface/address candidate leads."""
+    f = _connect_failure(tmp_path, "hcp-bb-03")
+    assert f.cause == "config.socket-interface" and "host name 'hcp-bb-03'" in f.message
+    assert "config.firewall" in [a.cause for a in f.alternatives]
+
+
+def test_a_connect_failure_to_an_address_keeps_the_firewall_first(tmp_path: Path) -> None:
+    for peer in ("10.1.2.3", "localhost"):
+        f = _connect_failure(tmp_path, peer)
+        assert f.cause != "config.socket-interface" or "host name" not in f.message, peer
+        assert all("host name" not in (a.because or "") for a in f.alternatives), peer
+
+
+def test_a_name_that_does_not_resolve_is_the_socket_interface(tmp_path: Path) -> None:
+    """getaddrinfo's EAI_NONAME string (glibc gai_strerror) after any program's own words."""
+    path = tmp_path / "rank1.log"
+    path.write_text("Error: Rank -1 received an Exception. Detailed message: host not found: "
+                    "Name or service not known\n", encoding="utf-8")  # fmt: skip
+    found = diagnose(load_evidence([path])).findings
+    assert any(f.check == "signature.errno.gai-noname" and f.cause == "config.socket-interface"
+               and f.severity == "error" for f in found)  # fmt: skip

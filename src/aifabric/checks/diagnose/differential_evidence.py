@@ -332,6 +332,55 @@ def _died_of_sigbus(v: InputView) -> str | None:
     return None
 
 
+# A connect failure that names the peer it tried: c10d's socket.cpp ("failed to connect to any
+# network address of (HOST, PORT)", "failed to connect to HOST:PORT"), TCPStore's "failed to
+# connect/validate to host HOST:PORT", and the "store/server/endpoint at HOST:PORT" of launchers.
+_PEER_NAMED_RE = re.compile(
+    r"(?:connect(?:/validate)? to (?:host |any network address of \()?"
+    r"|(?:store|server|endpoint|master) at )"
+    r"\[?(?P<host>[A-Za-z0-9][\w.\-]{0,252}+)\]?(?::\d{1,5}\b|, \d{1,5}\))"
+)
+_CONNECT_FAILED_RE = re.compile(
+    r"fail|refused|timed out|[Tt]imeout|No route|not known|unreachable|resolution"
+)
+
+
+def _is_address(host: str) -> bool:
+    """``host`` is an IP address literal (or localhost, which needs no name service)."""
+    if host == "localhost":
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _peer_named_by_host_name(v: InputView) -> str | None:
+    """A failed connection names its peer by host name, not address: the name is resolved on the
+    connecting host, by /etc/hosts first then DNS (nsswitch.conf's usual order), and a name
+    that resolves to 127.0.1.1 (the Debian /etc/hosts entry for the machine's own name), to an
+    address on a management or admin network the other nodes cannot reach, or not at all (a pod
+    without a DNS record) fails the same way a wrong interface does
+    (https://man7.org/linux/man-pages/man5/hosts.5.html,
+    https://www.debian.org/doc/manuals/debian-reference/ch05.en.html#_the_hostname_resolution)."""
+    for f in v.ev.files:
+        for n, line in f.own_lines():
+            if "connect" not in line and " at " not in line:
+                continue
+            if not _CONNECT_FAILED_RE.search(line):
+                continue
+            for m in _PEER_NAMED_RE.finditer(line):
+                host = m["host"].rstrip(".")
+                if not _is_address(host) and not host.isdigit():
+                    return (
+                        f"the failed connection names its peer by host name {host!r} "
+                        f"({f.path} line {n}): what that name resolves to on this host "
+                        "(getent ahosts) decides the address tried"
+                    )
+    return None
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -436,5 +485,6 @@ SUPPORTS: dict[str, Predicate] = {
     "transport-chosen": _transport_chosen,
     "ucx-tls-without-cuda": _ucx_tls_without_cuda,
     "died-of-sigbus": _died_of_sigbus,
+    "peer-named-by-host-name": _peer_named_by_host_name,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""
