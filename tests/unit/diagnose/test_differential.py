@@ -373,3 +373,19 @@ def test_a_name_that_does_not_resolve_is_the_socket_interface(tmp_path: Path) ->
     found = diagnose(load_evidence([path])).findings
     assert any(f.check == "signature.errno.gai-noname" and f.cause == "config.socket-interface"
                and f.severity == "error" for f in found)  # fmt: skip
+
+
+def test_an_efa_handshake_that_never_completed_is_the_security_group_first(
+    tmp_path: Path,
+) -> None:
+    """Status 4126 (libfabric prov/efa/src/efa_errno.h: unestablished, reachable by the device)
+    leads with the self-referencing security-group rule; the message's opening words follow the
+    new cause's layer (configuration), not the catalogue's (application)."""
+    path = tmp_path / "rank0.log"
+    path.write_text(
+        "NCCL WARN NET/OFI Request 0x7f1c4c0d2e80 completed with error. RC: 103. Flags: 2050. "
+        "Error: 4126 (Unresponsive receiver (reachable by EFA device but handshake failed)). "
+        "Completed length: 0\n", encoding="utf-8")  # fmt: skip
+    f = _covered(diagnose(load_evidence([path])).findings, "efa-handshake")
+    assert f.cause == "config.firewall" and f.message.startswith("Configuration: ")
+    assert [a.cause for a in f.alternatives] == ["application.peer-exit", "host.rdma-device"]

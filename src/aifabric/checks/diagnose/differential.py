@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from aifabric.checks.diagnose.differential_evidence import PREDICATES, SUPPORTS, InputView
-from aifabric.checks.diagnose.signatures import all_causes
+from aifabric.checks.diagnose.signatures import LAYER_WORDS, all_causes
 from aifabric.findings import Alternative, Finding
 from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data
@@ -232,9 +232,14 @@ def _renamed(
     }
     if cause != f.cause:
         layer = causes[cause].layer
+        message = f.message
+        if f.cause in causes:  # the layer words the message opened with follow the new cause
+            head = f"{LAYER_WORDS[causes[f.cause].layer]}: "
+            if message.startswith(head):
+                message = f"{LAYER_WORDS[layer]}: {message[len(head):]}"
         update |= {
             "cause": cause,
-            "message": f"{f.message}; most likely {causes[cause].title.lower()} ({reason})"[:600],
+            "message": f"{message}; most likely {causes[cause].title.lower()} ({reason})"[:600],
             "actual": f"cause in the {layer}" if layer != "config" else "configuration",
         }
     return f.model_copy(update=update)

@@ -39,6 +39,7 @@ from aifabric.checks.diagnose.nearest import K as NEAREST_K
 from aifabric.checks.diagnose.nearest import nearest_index
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
 from aifabric.checks.diagnose.signatures import (
+    LAYER_WORDS,
     SignatureHit,
     SignatureIndex,
     all_causes,
@@ -67,12 +68,6 @@ __all__ = [
     "weight",
 ]
 
-LAYER_WORDS = {
-    "fabric": "Fabric",
-    "host": "Host, not the fabric",
-    "config": "Configuration",
-    "application": "Application, not the network",
-}
 
 
 @dataclass(slots=True)

@@ -52,6 +52,7 @@ from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import load_packaged_yaml, read_yaml_text, validate_data
 
 __all__ = [
+    "LAYER_WORDS",
     "Catalogue",
     "Cause",
     "Signature",
@@ -87,6 +88,15 @@ class Cause(StrictModel):
 
 class _CauseFile(StrictModel):
     causes: Tup[Cause]
+
+
+LAYER_WORDS = {
+    "fabric": "Fabric",
+    "host": "Host, not the fabric",
+    "config": "Configuration",
+    "application": "Application, not the network",
+}
+"""The words a finding's message starts with, by the layer of its cause."""
 
 
 @cache
