@@ -311,6 +311,13 @@ _HASHLESS_RE = re.compile(
 """A ``ucx_info -d`` block header whose ``#`` the paste lost: GitHub and other Markdown
 renderers turn a ``# Transport: rc_mlx5`` line of an unfenced paste into a heading, and the
 copy keeps only the words."""
+_HASHLESS_VERSION_RE = re.compile(
+    r"^[ \t]*+(?:Library version: \d|Library path: |API headers version: \d"
+    r"|Git branch '|Configured with: )",
+    re.MULTILINE,
+)
+"""``ucx_info -v`` (1.14+) lines whose ``#`` a Markdown renderer took (the same loss as
+:data:`_HASHLESS_RE`)."""
 _CONFIG_LINE_RE = re.compile(r"^UCX_[A-Z0-9_]+=", re.MULTILINE)
 _GIT_LINE_RE = re.compile(
     r"^#[ \t]*+(?:Git|SCM) branch '[^'\n]*+',?[ \t]++revision[ \t]", re.MULTILINE
@@ -362,6 +369,8 @@ def _detect_ucx_info(text: str) -> float:
         return 0.95
     if "revision" in text and _GIT_LINE_RE.search(text) and _CONFIGURED_LINE_RE.search(text):
         return 0.9  # ucx_info -v of 1.13 ("# Version 1.13.1"): its git and configure lines
+    if "Library version: " in text and len(_HASHLESS_VERSION_RE.findall(text, 0, 20_000)) >= 3:
+        return 0.85  # ucx_info -v with its "#" lost: version, path, headers, configure
     if "ransport" not in text and "UCX_" not in text and "ucx_info" not in text:
         return 0.0  # every later marker needs one of these: cheap exit
     if _TRANSPORT_LINE_RE.search(text) is not None:
@@ -489,6 +498,8 @@ def parse_ucx_info(text: str) -> ParseResult:
             continue
         if _is_log(line):
             continue
+        if line[0] != "#" and _HASHLESS_VERSION_RE.match(line):
+            line = f"# {line}"
         if _read_version_line(st, lineno, line):
             continue
         dm = _DEFINE_RE.match(line)

@@ -20,6 +20,7 @@ from aifabric.evidence.ucx import (
     parse_ucx_perftest,
 )
 from tests.unit.evidence.fixtures import (
+    FIXTURES,
     Case,
     all_cases,
     assert_garbage_line_is_one_warning,
@@ -130,6 +131,19 @@ def test_version_block() -> None:
     assert v.configure_flags is not None and v.configure_flags.endswith("--without-ugni")
     assert v.with_verbs is True
     assert (v.line, v.end_line) == (2, 6)
+
+
+def test_version_block_whose_hashes_a_markdown_renderer_took() -> None:
+    """The same real ``ucx_info -v`` pasted unfenced: GitHub renders each ``# ...`` line as a
+    heading and the copy keeps only its words."""
+    path = FIXTURES / "ucx-info/ornl-bernie-ucx-info-v/input.txt"
+    text = path.read_text(encoding="utf-8").replace("# ", "")
+    assert "#" not in text
+    assert detect_kind(text) == "ucx-info"
+    (v,) = parse_ucx_info(text).of_type(UcxVersion)
+    assert (v.library_version, v.api_headers_version, v.git_revision) == ("1.15.0", "1.15.0",
+                                                                         "348d14f")
+    assert v.with_verbs is True
 
 
 def test_old_version_and_define_lines() -> None:
