@@ -252,6 +252,11 @@ _FAILURE_RE = re.compile(r"Test (?:(?P<what>[A-Za-z]+) )?failure (?P<where>\S+:\
 _NA = frozenset({"N/A", "n/a", "NA", "-", "nan", "NaN"})
 
 _DETECT_RE = re.compile(r"#\s*Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s")
+_DETECT_BARE_DEVICE_RE = re.compile(
+    r"^[ \t]*+Rank[ \t]++\d++[ \t]++(?:Group[ \t]++\d++[ \t]++)?Pid[ \t]++\d++[ \t]++on[ \t]",
+    re.MULTILINE,
+)
+"""A device line whose ``#`` a Markdown renderer took (:func:`_bare_comment`)."""
 _DETECT_ROW_RE = re.compile(
     r"^[^\n]{0,40}?\b\d+[ \t]+\d+[ \t]+(?:float|half|bfloat16|double|int8|uint8|int32|uint32"
     r"|int64|uint64|f8e4m3|f8e5m2|fp8_e4m3|fp8_e5m2)[ \t]+(?:(?:sum|prod|max|min|avg|none)[ \t]+)?"
@@ -290,6 +295,8 @@ def detect(text: str) -> float:
             return 0.9
         if "Pid" in text and _DETECT_RE.search(text):
             return 0.9
+        if "Using devices" in text and "Pid" in text and _DETECT_BARE_DEVICE_RE.search(text):
+            return 0.85  # the device list with its "#" lost
         if "busbw" in text and "algbw" in text and ("count" in text or "bytes" in text):
             return 0.85  # the column header alone (a Markdown table, or "#" and units lost)
         if "Avg bus bandwidth" in text and _AVG_RE.search(text):

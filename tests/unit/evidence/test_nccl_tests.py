@@ -512,6 +512,19 @@ def test_issue37_header_and_summary_without_hash() -> None:
     assert (s.line, s.out_of_bounds, s.ok, s.avg_busbw_GBps) == (6, 2, False, 128.942)
 
 
+def test_device_list_alone_without_hash_is_nccl_tests() -> None:
+    """Only the header's device list of a real run, pasted unfenced (Markdown took every '#'
+    and the table was not pasted): still nccl-tests, its devices read."""
+    text = case(KIND, "issue107-interleaved-single-rank-runs-v100").text()
+    lines = [ln.lstrip("# ") for ln in text.splitlines()[1:9] if "Rank" in ln or "Using" in ln]
+    bare = "\n".join(lines) + "\n"
+    assert "#" not in bare and "nThread" not in bare
+    assert detect_kind(bare) == KIND
+    h = header(parse_text(bare, KIND))
+    assert [(d.rank, d.host) for d in h.devices] == [
+        (0, "ip-172-31-20-228"), (0, "ip-172-31-22-230")]  # fmt: skip
+
+
 def test_issue289_failed_run_then_rerun_are_two_tests() -> None:
     r = load(KIND, "issue289-hypercube-failed-run-then-rerun")
     assert not r.warnings  # two command lines: two runs, not interleaved single-rank runs
