@@ -389,3 +389,24 @@ def test_an_efa_handshake_that_never_completed_is_the_security_group_first(
     f = _covered(diagnose(load_evidence([path])).findings, "efa-handshake")
     assert f.cause == "config.firewall" and f.message.startswith("Configuration: ")
     assert [a.cause for a in f.alternatives] == ["application.peer-exit", "host.rdma-device"]
+
+
+def test_enomem_from_a_memory_registration_supports_the_memlock_limit(tmp_path: Path) -> None:
+    """A library's own ENOMEM report of ibv_reg_mr (errno 12 on the next line, as Rust's
+    io::Error prints it): pinning pages past RLIMIT_MEMLOCK is what fails, not host memory."""
+    path = tmp_path / "app.log"
+    path.write_text(
+        "ERROR rdma::memory_region: ibv_reg_mr err, arguments:\n"
+        ', err info:Os { code: 12, kind: OutOfMemory, message: "Cannot allocate memory" }\n',
+        encoding="utf-8",
+    )
+    f = _covered(diagnose(load_evidence([path])).findings, "rdma-enomem")
+    assert f.cause == "host.memlock"
+    assert "host.resources" in [a.cause for a in f.alternatives]
+
+
+def test_enomem_without_a_registration_stays_a_host_resource(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_text("fork: Cannot allocate memory\n", encoding="utf-8")
+    f = _covered(diagnose(load_evidence([path])).findings, "rdma-enomem")
+    assert f.cause == "host.resources"

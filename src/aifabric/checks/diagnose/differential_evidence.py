@@ -381,6 +381,31 @@ def _peer_named_by_host_name(v: InputView) -> str | None:
     return None
 
 
+_REGISTRATION_RE = re.compile(
+    r"\bibv_reg_(?:dmabuf_)?mr\b|\bibv_create_(?:qp|cq|srq)\b|\breg(?:ister)?_mr\b"
+    r"|\bregister_from_pd\b|[Rr]egister(?:ing)? (?:the )?memory|[Mm]emory [Rr]egistration"
+)
+_ENOMEM_RE = re.compile(r"Cannot allocate memory|\bENOMEM\b|\bcode: 12\b|\berrno[ =:]+12\b")
+
+
+def _enomem_on_registration(v: InputView) -> str | None:
+    """ENOMEM from an RDMA registration or queue creation (``ibv_reg_mr``, ``ibv_create_qp``, a
+    library's "register memory"), on its line or the next: the pages to pin count against
+    RLIMIT_MEMLOCK, and past the limit the kernel's ib_umem_get fails with ENOMEM
+    (https://man7.org/linux/man-pages/man3/ibv_reg_mr.3.html "Not enough resources",
+    Linux drivers/infiniband/core/umem.c, ``RLIMIT_MEMLOCK``)."""
+    for f in v.ev.files:
+        prev = ""
+        for n, line in f.own_lines():
+            cheap = "memory" in line or "ENOMEM" in line or "12" in line
+            if cheap and _ENOMEM_RE.search(line) and (
+                _REGISTRATION_RE.search(line) or _REGISTRATION_RE.search(prev)
+            ):
+                return f"ENOMEM from an RDMA memory registration ({f.path} line {n})"
+            prev = line
+    return None
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -486,5 +511,6 @@ SUPPORTS: dict[str, Predicate] = {
     "ucx-tls-without-cuda": _ucx_tls_without_cuda,
     "died-of-sigbus": _died_of_sigbus,
     "peer-named-by-host-name": _peer_named_by_host_name,
+    "enomem-on-registration": _enomem_on_registration,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""
