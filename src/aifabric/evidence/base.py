@@ -19,6 +19,7 @@ GB/s, as nccl-tests reports), ``_gbps`` (Gb/s), ``_dbm``, ``_mw``, ``_ns``, ``_u
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 from collections.abc import Iterable
@@ -216,6 +217,8 @@ def decode_capture(data: bytes, name: str = "<input>") -> str:
         text = text.replace("\u00a0", " ")
     if "\u2502" in text or "\u2503" in text:
         text = _without_pane_border(text)
+    if text[:16].lstrip()[:1].isdigit():
+        text = _without_line_numbers(text)
     return text
 
 
@@ -237,6 +240,41 @@ def _without_pane_border(text: str) -> str:
         if inner is not ln and inner.rstrip().endswith(_PANE_BORDER):
             inner = inner.rstrip()[:-1]
         out.append(inner)
+    return "\n".join(out)
+
+
+_GUTTER_RE = re.compile(r"[ \t]*+(\d{1,7}+)(?:\t| |$)")
+"""An editor's or ``cat -n``'s line-number gutter: ``     1\t`` (cat -n, nl), ``  1 `` (vim's
+``:set number`` copied with the text)."""
+
+
+def _without_line_numbers(text: str) -> str:
+    """``text`` without a line-number gutter copied in front of every line: removed when at
+    least 90% of the non-blank lines (and at least three) start with a number and a tab or
+    space, and at least 90% of those numbers are one more than the number before them (a file
+    numbered by ``cat -n``, ``nl`` or an editor; ``nl`` skips blank lines, so blanks do not
+    count). A column of a tool's own output is not consecutive like this (rule numbers of
+    ``iptables --line-numbers`` restart at every chain, under their header)."""
+    lines = text.split("\n")
+    body = [ln for ln in lines if ln.strip()]
+    if len(body) < 3:
+        return text
+    numbers: list[int] = []
+    filled = 0  # numbered lines with text after the number: a column of bare numbers is data
+    for ln in body:
+        m = _GUTTER_RE.match(ln)
+        if m is not None:
+            numbers.append(int(m.group(1)))
+            filled += bool(ln[m.end():].strip())
+    if len(numbers) < 0.9 * len(body) or filled < max(3, 0.5 * len(body)):
+        return text
+    steps = sum(b == a + 1 for a, b in itertools.pairwise(numbers))
+    if steps < 0.9 * (len(numbers) - 1):
+        return text
+    out = []
+    for ln in lines:
+        m = _GUTTER_RE.match(ln)
+        out.append(ln[m.end():] if m is not None else ln)
     return "\n".join(out)
 
 

@@ -170,6 +170,25 @@ def test_a_tmux_pane_border_on_every_line_is_not_part_of_the_output() -> None:
     assert [type(r).__name__ for r in got.records] == [type(r).__name__ for r in whole.records]
 
 
+def test_a_line_number_gutter_on_every_line_is_not_part_of_the_output() -> None:
+    """The same real capture numbered by cat -n ("%6d\\t", blank lines numbered too) or an
+    editor ("%3d "): read as the capture itself."""
+    text = (FIXTURES / "ibstat/linpack-19a-edr/input.txt").read_text()
+    whole = parse_text(text, "ibstat")
+    for fmt in ("{:6d}\t{}", "{:3d} {}"):
+        numbered = "\n".join(fmt.format(i, ln) for i, ln in enumerate(text.splitlines(), 1))
+        got = parse_text(decode_capture(numbered.encode()))
+        assert got.kind == "ibstat", fmt
+        assert [type(r).__name__ for r in got.records] == [type(r).__name__ for r in whole.records]
+
+
+def test_numbers_that_are_the_data_are_kept() -> None:
+    for text in ("1\n2\n3\n4\n", "1 ACCEPT all\n2 DROP all\n1 ACCEPT tcp\n3 x\n",
+                 "64 bytes from 10.0.0.2: icmp_seq=1\n64 bytes from 10.0.0.2: icmp_seq=2\n"
+                 "64 bytes from 10.0.0.2: icmp_seq=3\n"):  # fmt: skip
+        assert decode_capture(text.encode()) == text
+
+
 def test_a_tools_output_kept_as_comments_among_other_lines() -> None:
     # a TAP test log: the harness's lines, then ping's output behind "# " marks
     ping = (FIXTURES / "ping/lab-df-8972-healthy-9000/input.txt").read_text()
