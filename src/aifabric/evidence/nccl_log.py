@@ -693,20 +693,27 @@ _MAX_WRAPPED = 4
 def _rejoined(lines: list[str], idx: int, last: int, result: ParseResult) -> Record | None:
     """A WARN that did not parse, read again with the indented lines after it: users wrap long
     messages when they paste them (``NET/IB: Got completion from peer X`` / ``  with status=12
-    ...`` / ``  localGid ...``). Only lines that start with blanks and carry no NCCL prefix of
-    their own are taken; ``None`` when that does not give a readable record."""
-    parts = [lines[idx].rstrip()]
+    ...`` / ``  localGid ...``), and a mail client or a terminal wraps them at its width without
+    an indent (``..., opcode 0, len`` / ``0, vendor err 129 (Recv)``). Indented lines without
+    an NCCL prefix of their own are taken first; when they give no readable record, the one
+    next line alone (a wrap at the terminal's width). ``None`` when neither reads."""
+    first = lines[idx].rstrip()
+    parts = [first]
     for j in range(idx + 1, min(last, idx + 1 + _MAX_WRAPPED)):
         nxt = lines[j]
         if not nxt[:1].isspace() or not nxt.strip() or "NCCL" in nxt:
             break
         parts.append(nxt.strip())
-    if len(parts) == 1:
-        return None
-    try:
-        return _parse_line(" ".join(parts), idx + 1, result)
-    except (Unreadable, ValueError, IndexError, KeyError):
-        return None
+    tries = [" ".join(parts)] if len(parts) > 1 else []
+    nxt = lines[idx + 1] if idx + 1 < last else ""
+    if len(parts) == 1 and nxt.strip() and "NCCL" not in nxt:
+        tries.append(f"{first} {nxt.strip()}")
+    for joined in tries:
+        try:
+            return _parse_line(joined, idx + 1, result)
+        except (Unreadable, ValueError, IndexError, KeyError):
+            continue
+    return None
 
 
 def _parse_line(line: str, ln: int, result: ParseResult) -> Record | None:

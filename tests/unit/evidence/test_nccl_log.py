@@ -970,6 +970,22 @@ def test_completion_wrapped_by_hand_is_read_whole() -> None:
     assert res.warnings == []
 
 
+def test_completion_wrapped_at_the_terminal_width_is_read_whole() -> None:
+    # a mail client wrapped the WARN after "len" with no indent (stas00/ml-engineering,
+    # debug/pytorch.md); the INFO lines after it are NCCL's own
+    text = (
+        "node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from "
+        "peer 10.2.0.5<33092> with error 12, opcode 0, len\n"
+        "0, vendor err 129 (Recv)\n"
+        "node-2:5776:5902 [0] NCCL INFO transport/net.cc:1134 -> 6\n"
+    )
+    res = parse(text)
+    (err,) = res.of_type(IbCompletionError)
+    assert (err.line, err.status, err.length_bytes, err.vendor_err) == (1, 12, 0, 129)
+    assert (err.peer_address, err.peer_port, err.direction) == ("10.2.0.5", 33092, "Recv")
+    assert res.warnings == []
+
+
 def test_unreadable_completion_is_not_joined_with_the_next_record() -> None:
     # the next line is another NCCL record, not a continuation: the WARN stays unreadable
     text = (
