@@ -217,6 +217,7 @@ _NOTICES = (
     ("Requested mtu is higher than active mtu", "mtu"),
     ("BW peak won't be measured", "no_peak"),
     ("inline feature", "inline"),
+    ("tests with inline messages", "inline"),
 )
 # error lines of perftest (src/perftest_communication.c, perftest_resources.c, *_bw.c, *_lat.c)
 _ERROR_RE = re.compile(
@@ -228,12 +229,15 @@ _ERROR_RE = re.compile(
     r"|Failed to modify QP|Failed status \d+|Problems with warm up|Couldn't listen to port"
     r"|Couldn't bind|Failed to (?:init|alloc|register|create|connect)|Failed to find GID"
     r"|Test with ibv_wr\* API is not supported|is not supported for this device"
+    r"|Couldn't create IB resources|Parser function exited with Error"
 )
 # markers only perftest prints, enough to recognise a run that failed before its banner
 _ERROR_ONLY_RE = re.compile(
     r"Unable to open file descriptor for socket connection|Unable to init the socket connection"
     r"|ethernet_read_keys: Couldn't read|Failed to exchange data between server and clients"
-    r"|Couldn't connect to \S+:185\d\d\b"
+    r"|Couldn't connect to \S+:185\d\d\b|^ ?Couldn't create IB resources$"
+    r"|^ ?Parser function exited with Error$",
+    re.MULTILINE,
 )
 _SKIP_PREFIXES = (
     "Waiting for client rdma_cm QP to connect",
@@ -278,7 +282,8 @@ def _detect_perftest_any(text: str) -> float:
     score = _detect_perftest(text)
     if (
         score == 0.0
-        and ("Unable to" in text or "Couldn't" in text or "Failed to exchange" in text)
+        and ("Unable to" in text or "Couldn't" in text or "Failed to exchange" in text
+             or "Parser function" in text)
         and _ERROR_ONLY_RE.search(text[:100000]) is not None
     ):
         return 0.9

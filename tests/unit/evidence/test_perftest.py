@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aifabric.errors import InputError
 from aifabric.evidence import detect_kind
 from aifabric.evidence.perftest import (
     MIB,
@@ -249,6 +250,20 @@ def test_connect_error_only_capture_is_perftest() -> None:
     errors = res.of_type(PerftestNotice)
     assert [(n.line, n.code) for n in errors] == [(2, "error"), (3, "error")]
     assert errors[0].text == "Couldn't connect to 192.168.125.211:18515"
+
+
+def test_a_run_that_fails_before_its_banner_is_perftest() -> None:
+    """perftest's own last words (``*_bw.c``: " Couldn't create IB resources" after ctx_init,
+    " Parser function exited with Error" after parser()) name the tool without any banner."""
+    for text in (
+        "Couldn't allocate MR\nfailed to create mr\n Couldn't create IB resources\n",
+        "CUDA DMA-BUF cannot be used without CUDA\n Parser function exited with Error\n",
+    ):
+        assert detect_kind(text) == "perftest", text
+        res = parse_perftest(text)
+        assert "error" in [n.code for n in res.of_type(PerftestNotice)], text
+    with pytest.raises(InputError):  # no line only perftest prints
+        detect_kind("Couldn't allocate MR\nfailed to create mr\n")
 
 
 def test_error_inside_a_run_is_a_notice_not_a_warning() -> None:
