@@ -114,7 +114,8 @@ _BARE_RE = re.compile(
 
 # Candidate boundary lines, found at C speed over the whole text (no nested quantifiers).
 _CANDIDATE = re.compile(
-    r"^[ \t]*+(?:```|~~~|\$[ \t]|\$[a-z]|➜|\([\w.\-]+\)[ \t]|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
+    r"^[ \t]*+(?:```|~~~|~[/ \t#$%>]|\$[ \t]|\$[a-z]|➜|\([\w.\-]+\)[ \t]"
+    r"|\[?[\w.\-]++@[\w.\-]+|[#>%][ \t]"
     r"|[\w.\-]++(?:\([\w\-]+\))?[#>][ \t]?[a-z]"
     r"|(?:sudo[ \t]+)?(?:" + "|".join(re.escape(c) for c in (*BARE_COMMANDS, *QUERY_COMMANDS))
     + r")(?=[ \t]|$))",
@@ -139,6 +140,8 @@ _KNOWN_ONLY = (
     re.compile(r"^[ \t]*[#>%][ \t]+(?P<cmd>\S.*)$"),
     re.compile(r"^[ \t]*\$(?P<cmd>[a-z][\w.\-]*+(?:[ \t].*)?)$"),  # "$tc class show": no blank
     re.compile(r"^[\w.\-]+(?:\([\w\-]+\))?[#>][ \t]?(?P<cmd>[a-z]\S*(?:[ \t].*)?)$"),
+    # a prompt that shows only the working directory: "~# ip a", "~/nccl-tests/build$ ./all_..."
+    re.compile(r"^[ \t]*+~(?:/[^\s$#%>]*+)?[ \t]?[#$%>][ \t]?(?P<cmd>[a-z./]\S*(?:[ \t].*)?)$"),
 )
 
 
@@ -483,11 +486,21 @@ def _best(text: str) -> tuple[float, str | None]:
     return (scores[0][0], scores[0][1]) if scores else (0.0, None)
 
 
+_SIBLINGS = frozenset({"ip-link", "ip-addr"})
+"""Kinds one tool prints alike (``ip addr`` prints ``ip link``'s lines and more): the command
+before the output tells them apart better than the detector when the paste lost indentation."""
+
+
 def _detect(seg: Segment) -> str | None:
     try:
-        return detect_kind("\n".join(seg.lines) + "\n")
+        kind = detect_kind("\n".join(seg.lines) + "\n")
     except InputError:
         return _commanded(seg)
+    if kind in _SIBLINGS:
+        said = _commanded(seg)
+        if said in _SIBLINGS and said != kind:
+            return said
+    return kind
 
 
 COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(

@@ -164,3 +164,16 @@ def test_script_lines_with_query_words_stay_one_block() -> None:
          "sysctl -w net.ipv4.conf.all.arp_ignore=1", "ip link set eth2 mtu 9000"]
     ) + "\n"  # fmt: skip
     assert len(parse_paste(text)) == 1
+
+
+def test_a_prompt_that_shows_only_the_working_directory() -> None:
+    """zsh/bash prompts reduced to the directory (``~#``, ``~/nccl-tests/build$``), indented as
+    a documentation page's code block: the command names the tool, and ``ip a`` beats the
+    detector's ``ip link`` for a paste whose lines lost their indentation."""
+    body = (FIX / "evidence/ip-addr/ompi-users-19198-ip-addr-two-nodes-eth1-no-carrier/input.txt")
+    flat = "\n".join(f"        {ln.strip()}" for ln in body.read_text().splitlines()[:11])
+    parts = parse_paste(f"        ~# ip a show\n{flat}\n")
+    assert [p.kind for p in parts] == ["ip-addr"]
+    assert [len(p.result.records) for p in parts if p.result] == [2]  # lo and eth0
+    (seg,) = split_segments("~/nccl-tests/build$ ethtool eth0\n\tSpeed: 100000Mb/s\n")
+    assert seg.command == "ethtool eth0"
