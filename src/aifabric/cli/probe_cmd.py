@@ -27,7 +27,6 @@ from aifabric.lab.state import load_state, require_tools
 from aifabric.probe.fanout import parse_targets, read_hosts_file
 from aifabric.probe.merge import MergeResult, merge_bundles, read_expect
 from aifabric.probe.runner import LocalRunner, Runner
-from aifabric.probe.ssh import ssh_connector
 from aifabric.probe.sweep import Peer, SweepResult, lab_runners, sweep
 from aifabric.probe.templates import TEMPLATES, TemplateOptions, render_template
 
@@ -161,6 +160,8 @@ def probe(
         if hosts_file is not None:
             specs += [t.spec for t in read_hosts_file(hosts_file)]
         targets = {spec: (None, peers) for spec in dict.fromkeys(specs)}
+        from aifabric.probe.ssh import ssh_connector  # noqa: PLC0415 - asyncssh only when probing
+
         connect = ssh_connector(user=user, known_hosts=known_hosts, client_keys=identity,
                                 insecure_no_host_key_check=insecure)
     else:

@@ -243,7 +243,7 @@ def _without_pane_border(text: str) -> str:
     return "\n".join(out)
 
 
-_GUTTER_RE = re.compile(r"[ \t]*+(\d{1,7}+)(?:\t| |$)")
+_GUTTER_RE = re.compile(r"(?<![ \t])[ \t]*+(\d{1,7}+)(?:\t| |$)")
 """An editor's or ``cat -n``'s line-number gutter: ``     1\t`` (cat -n, nl), ``  1 `` (vim's
 ``:set number`` copied with the text)."""
 

@@ -35,12 +35,18 @@ import asyncio
 import contextlib
 import shlex
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncssh
+with warnings.catch_warnings():
+    # recent cryptography releases (51 here) deprecate DSA and warn when asyncssh merely
+    # imports its DSA types: a library's import-time notice the user cannot act on (it would
+    # break the one-line error contract on stderr)
+    warnings.simplefilter("ignore")
+    import asyncssh
 
 from aifabric.probe.fanout import ConnectError, describe_error, parse_target
 from aifabric.probe.runner import CmdResult
