@@ -410,3 +410,42 @@ def test_enomem_without_a_registration_stays_a_host_resource(tmp_path: Path) -> 
     path.write_text("fork: Cannot allocate memory\n", encoding="utf-8")
     f = _covered(diagnose(load_evidence([path])).findings, "rdma-enomem")
     assert f.cause == "host.resources"
+
+
+WATCHDOG_SEQ1 = (
+    "[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: "
+    "WorkNCCL(SeqNum=1, OpType=ALLGATHER, NumelIn=1, NumelOut=3, Timeout(ms)=1800000) ran for "
+    "1800005 milliseconds before timing out.\n"
+)
+"""PyTorch's watchdog line (ProcessGroupNCCL.cpp) for a process group's first operation."""
+
+
+def test_a_first_collective_that_never_completed_on_one_node_is_pcie(tmp_path: Path) -> None:
+    path = tmp_path / "rank1.log"
+    path.write_text(WATCHDOG_SEQ1, encoding="utf-8")
+    f = _covered(diagnose(load_evidence([path])).findings, "collective-timeout")
+    assert f.cause == "host.pcie" and "SeqNum=1" in f.message
+    assert f.alternatives[0].cause == "application.desync"
+
+
+def test_a_first_collective_timeout_across_nodes_keeps_the_desync_first(tmp_path: Path) -> None:
+    path = tmp_path / "rank1.log"
+    path.write_text(
+        "node1:11:11 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0\n"
+        + WATCHDOG_SEQ1, encoding="utf-8")  # fmt: skip
+    f = _covered(diagnose(load_evidence([path])).findings, "collective-timeout")
+    assert f.cause == "application.desync"
+    path.write_text(WATCHDOG_SEQ1.replace("SeqNum=1,", "SeqNum=18,"), encoding="utf-8")
+    f = _covered(diagnose(load_evidence([path])).findings, "collective-timeout")
+    assert f.cause == "application.desync"
+
+
+def test_the_watchdog_message_cut_after_its_first_words_is_still_the_watchdog(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rank1.log"
+    path.write_text("Watchdog caught collective operation timeout:\n"
+                    "WorkNCCL(SeqNum=1, OpType=ALLREDUCE)\n", encoding="utf-8")  # fmt: skip
+    f = _covered(diagnose(load_evidence([path])).findings, "collective-timeout")
+    assert f.check == "signature.pytorch.nccl-watchdog-timeout-cut"
+    assert f.cause == "host.pcie"

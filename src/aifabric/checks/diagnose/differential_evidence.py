@@ -40,7 +40,9 @@ from aifabric.evidence.host_limits import ResourceLimit
 from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
 from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.nccl_env import EnvVar
-from aifabric.evidence.nccl_log import GdrStatus, NcclEnv, NetDevices
+from aifabric.evidence.nccl_log import CommEvent, GdrStatus, NcclEnv, NetDevices
+from aifabric.evidence.nccl_log_base import NcclLogRecord
+from aifabric.evidence.nccl_tests import NcclTestsHeader
 from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
 from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaDevices, SysfsRdmaPort
 
@@ -406,6 +408,52 @@ def _enomem_on_registration(v: InputView) -> str | None:
     return None
 
 
+_FIRST_WORK_RE = re.compile(r"\bSeqNum=1[,)]")
+_TIMEOUT_WORDS = ("imeout", "timed out", "atchdog")
+
+
+def _several_nodes(v: InputView) -> bool:
+    """The input shows a job on more than one node: a communicator or nccl-tests header saying
+    so, NCCL lines from two hosts, or a channel over the network (``via NET/``)."""
+    hosts: set[str] = set()
+    for item in v.ev.items:
+        rec = item.record
+        if isinstance(rec, CommEvent) and rec.nnodes is not None and rec.nnodes > 1:
+            return True
+        if isinstance(rec, NcclTestsHeader) and rec.nodes > 1:
+            return True
+        host = getattr(rec, "host", None) if isinstance(rec, NcclLogRecord) else None
+        if host:
+            hosts.add(host)
+            if len(hosts) > 1:
+                return True
+    return any("via NET/" in line for f in v.ev.files for _, line in f.own_lines())
+
+
+def _first_collective_on_one_node(v: InputView) -> str | None:
+    """The watchdog timed out the process group's first operation (``SeqNum=1``) and nothing
+    in the input shows a second node: the first collective is the first traffic between the
+    GPUs, so it never completing says the path never worked (a desync needs collectives that
+    ran); inside one node that path is GPU peer-to-peer over PCIe, which PCI ACS or an IOMMU in
+    translated mode blocks, and the job hangs exactly there (NCCL troubleshooting, "PCI Access
+    Control Services (ACS)": https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/
+    troubleshooting.html#pci-access-control-services-acs)."""
+    for f in v.ev.files:
+        prev = ""
+        for n, line in f.own_lines():
+            if "SeqNum=1" in line and _FIRST_WORK_RE.search(line) and any(
+                w in line or w in prev for w in _TIMEOUT_WORDS
+            ):
+                if _several_nodes(v):
+                    return None
+                return (
+                    f"the first collective (SeqNum=1, {f.path} line {n}) timed out and nothing in "
+                    "the input shows a second node: GPU peer-to-peer inside the node never worked"
+                )
+            prev = line
+    return None
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -512,5 +560,6 @@ SUPPORTS: dict[str, Predicate] = {
     "died-of-sigbus": _died_of_sigbus,
     "peer-named-by-host-name": _peer_named_by_host_name,
     "enomem-on-registration": _enomem_on_registration,
+    "first-collective-on-one-node": _first_collective_on_one_node,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""
