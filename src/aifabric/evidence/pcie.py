@@ -726,6 +726,8 @@ def _detect_dmesg(text: str) -> float:
         return 0.9
     if "mlx5_core 0000:" in text or "mlx5_core 000" in text:
         return 0.9
+    if "PCIe Bus Error: severity=" in text or "AER: Corrected error received" in text:
+        return 0.8  # the PCIe AER driver's report (drivers/pci/pcie/aer.c), with or without stamps
     if "mlx5_core" in text and ("kernel:" in text or "] mlx5" in text):
         return 0.6
     if ("[" in text or "kernel:" in text) and _BDF_LITERAL_RE.search(text) and (

@@ -186,7 +186,8 @@ class PerftestNotice(Record):
 
     run: int
     code: str
-    """``cpu_freq``, ``mtu``, ``no_peak``, ``inline``, ``error``."""
+    """``cpu_freq``, ``mtu``, ``no_peak``, ``inline``, ``ud_msg_size`` (UD messages clamped to
+    the MTU), ``error``."""
     text: str
 
 
@@ -218,6 +219,7 @@ _NOTICES = (
     ("BW peak won't be measured", "no_peak"),
     ("inline feature", "inline"),
     ("tests with inline messages", "inline"),
+    ("Max msg size in UD is MTU", "ud_msg_size"),
 )
 # error lines of perftest (src/perftest_communication.c, perftest_resources.c, *_bw.c, *_lat.c)
 _ERROR_RE = re.compile(
@@ -236,7 +238,7 @@ _ERROR_ONLY_RE = re.compile(
     r"Unable to open file descriptor for socket connection|Unable to init the socket connection"
     r"|ethernet_read_keys: Couldn't read|Failed to exchange data between server and clients"
     r"|Couldn't connect to \S+:185\d\d\b|^ ?Couldn't create IB resources$"
-    r"|^ ?Parser function exited with Error$",
+    r"|^ ?Parser function exited with Error$|^ ?Max msg size in UD is MTU \d+$",
     re.MULTILINE,
 )
 _SKIP_PREFIXES = (
@@ -245,7 +247,6 @@ _SKIP_PREFIXES = (
     "Run the same command",
     "Disabling dynamic polling",
     "Changing to this MTU",
-    "Max msg size in UD",
 )
 _PROMPT_RE = re.compile(r"^\s*(?:\[[^\]]*\][$#]|[\w.@:/~-]*[$#]|\+)(?:\s|$)")
 
@@ -283,7 +284,7 @@ def _detect_perftest_any(text: str) -> float:
     if (
         score == 0.0
         and ("Unable to" in text or "Couldn't" in text or "Failed to exchange" in text
-             or "Parser function" in text)
+             or "Parser function" in text or "Max msg size in UD" in text)
         and _ERROR_ONLY_RE.search(text[:100000]) is not None
     ):
         return 0.9

@@ -421,3 +421,18 @@ def test_pciconf_link_below_its_capability() -> None:
 def test_pciconf_device_without_express_link_in_a_grep_window() -> None:
     [dev] = parse_text(case("pciconf", "aceqbaceq-grep-mell-excerpt").text()).records
     assert dev.vendor_device_id == "15b3:1003" and dev.lnksta_width is None
+
+
+def test_aer_report_without_timestamps_is_a_kernel_log() -> None:
+    # the AER driver's report (drivers/pci/pcie/aer.c aer_print_error), pasted from `dmesg`
+    # without its timestamps (a notes page's colour copy, the escapes already stripped)
+    text = (
+        "mpt3sas 0000:04:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+        "(Receiver ID)\n"
+        "mpt3sas 0000:04:00.0:   device [1000:0087] error status/mask=00000001/00002000\n"
+        "mpt3sas 0000:04:00.0:    [ 0] RxErr                  (First)\n"
+    )
+    assert detect_kind(text) == "dmesg-mlx5"
+    events = parse_text(text, "dmesg-mlx5").of_type(KernelEvent)
+    assert [(e.line, e.driver, e.device, e.category) for e in events][:1] == [
+        (1, "mpt3sas", "0000:04:00.0", "aer")]  # fmt: skip

@@ -300,3 +300,12 @@ def test_extra_columns_dual_port_cpu_util_and_duration_latency() -> None:
     (lat,) = res.of_type(PerftestLatRow)
     assert (lat.iterations, lat.t_avg_us, lat.t_min_us) == (1234567, 1.62, None)
     assert lat.extra == {"tps average": 617283.5}
+
+
+def test_a_ud_run_that_dies_before_its_banner_is_perftest() -> None:
+    # perftest_parameters.c prints the UD clamp before anything else; the run then crashed
+    text = (" Max msg size in UD is MTU 1024\n Changing to this MTU\n"
+            "*** stack smashing detected ***: terminated\nAborted\n")  # fmt: skip
+    assert detect_kind(text) == "perftest"
+    (n,) = parse_perftest(text).of_type(PerftestNotice)
+    assert (n.line, n.code) == (1, "ud_msg_size")
