@@ -751,3 +751,24 @@ def test_healthy_diagnose_cases_get_no_warning_or_error(case: Path) -> None:
 
 def test_healthy_cases_are_many() -> None:
     assert len(HEALTHY) >= 30
+
+
+AER_REPORT = (
+    "[{t}.000000] pcieport 0000:00:06.0: AER: Corrected error message received from 0000:00:06.0\n"
+    "[{t}.000001] pcieport 0000:00:06.0: PCIe Bus Error: severity=Corrected, type=Physical "
+    "Layer, (Receiver ID)\n"
+    "[{t}.000002] pcieport 0000:00:06.0:   device [8086:a74d] error status/mask=00000001/00002000\n"
+    "[{t}.000003] pcieport 0000:00:06.0:    [ 0] RxErr                  (First)\n"
+)
+"""The AER driver's report of one corrected error (drivers/pci/pcie/aer.c)."""
+
+
+def test_one_corrected_aer_report_is_info_and_repeats_are_a_warning(tmp_path: Path) -> None:
+    once = [v for v in _run(_capture(tmp_path, AER_REPORT.format(t=10), "once.txt"))
+            if v.id == "diagnose.pcie-aer-errors"]  # fmt: skip
+    assert [v.severity for v in once] == ["info"]
+    text = "".join(AER_REPORT.format(t=t) for t in (10, 20, 30))
+    again = [v for v in _run(_capture(tmp_path, text, "thrice.txt"))
+             if v.id == "diagnose.pcie-aer-errors"]  # fmt: skip
+    assert [v.severity for v in again] == ["warning"]
+    assert "3 error reports" in again[0].message

@@ -448,17 +448,21 @@ def _kernel_event(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             refs=("S20",),
             confidence=0.5,
         )
-    elif rec.category == "aer" and _first_of(rec, ev):
+    elif rec.category == "aer" and (same := _first_of(rec, ev)):
         corrected = "Corrected" in rec.message and "Uncorrected" not in rec.message
+        reports = sum(1 for e in same if "PCIe Bus Error" in e.message) or 1
+        repeated = reports > 1
         yield Verdict(
             id="diagnose.pcie-aer-errors",
-            severity="info" if corrected else "warning",
+            severity="info" if corrected and not repeated else "warning",
             cause="host.pcie",
-            message=f"{dev}: {rec.message}",
+            message=f"{dev}: {rec.message}"
+            + (f" ({reports} error reports in the log)" if repeated else ""),
             explanation=(
                 "The kernel's AER driver logged a PCIe error on this device; uncorrected "
                 "errors lose transactions, corrected ones mean link-level retries on a "
-                f"marginal link. Bit names: pciutils {_AER_SRC}."
+                "marginal link, and corrected errors that repeat are the link degrading "
+                f"(one alone can be a single glitch). Bit names: pciutils {_AER_SRC}."
             ),
             fix=(
                 "Count how often it repeats (`dmesg | grep -c AER`), reseat the card, check "
