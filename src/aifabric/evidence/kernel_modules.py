@@ -137,6 +137,8 @@ def _detect(text: str) -> float:
         return 0.6  # an empty lsmod | grep: the module is not loaded
     if rows >= 2 and relevant and rows >= 0.8 * nonblank:
         return 0.6
+    if rows >= 2 and relevant and rows == nonblank - 1:
+        return 0.55  # two lsmod rows and one line of something else pasted with them
     return 0.0
 
 

@@ -152,3 +152,13 @@ def test_proc_row_round_trip(name: str, size: int, refs: int, users: list[str], 
     (rec,) = parse_kernel_modules(line).of_type(KernelModule)
     assert (rec.name, rec.size, rec.refcount, rec.used_by) == (name, size, refs, tuple(users))
     assert rec.taint == (taint.strip(" ()") or None)
+
+
+def test_two_lsmod_rows_and_one_other_line_are_lsmod() -> None:
+    # lsmod | grep -E "nvidia_peermem|gdrdrv" || ...; dmesg | grep ... in one pod log (EKS notes)
+    text = ("gdrdrv                 32768  2\n"
+            "nvidia              14422016  270 nvidia_uvm,gdrdrv,nvidia_modeset\n"
+            "efa: Acquired peer memory using P2P\n")  # fmt: skip
+    assert detect_kind(text) == "proc-modules"
+    other = detect_scores("gdrdrv                 32768  2\nsome other line\nand another\n")
+    assert "proc-modules" not in [kind for _, kind in other]
