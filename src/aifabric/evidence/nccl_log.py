@@ -312,6 +312,21 @@ _TESTS_MARKERS = ("# nThread", "out-of-place", "Avg bus bandwidth", "busbw", "# 
 _ENV_LINE_RE = re.compile(r"^[ \t]*(?:export[ \t]+|-x[ \t]+)?NCCL_\w+=", re.MULTILINE)
 
 
+_OLD_FORMAT_RE = re.compile(
+    r"^(?P<head>[ \t]*+[\w.\-]++:\d++:\d++ \[\d++\] )(?=(?:INFO|WARN) )", re.MULTILINE
+)
+"""NCCL 2.2 and older: ``host:pid:tid [dev] INFO ...`` without the word ``NCCL`` (the level
+followed the prefix directly; 2.3 added ``NCCL``)."""
+
+
+def _modern(text: str) -> str:
+    """``text`` with the word ``NCCL`` put before the level of old-format lines, so one reader
+    serves both (line numbers unchanged)."""
+    if "] INFO " not in text and "] WARN " not in text:
+        return text
+    return _OLD_FORMAT_RE.sub(r"\g<head>NCCL ", text)
+
+
 def detect(text: str) -> float:
     """0.95 for an NCCL log and nothing else (five ``NCCL INFO`` lines, no nccl-tests marker,
     no ``NCCL_X=`` environment lines), 0.8 for NCCL debug markers, 0.7 for PyTorch NCCL
@@ -331,6 +346,10 @@ def detect(text: str) -> float:
         return 0.8
     if "WorkNCCL(" in text or "ProcessGroupNCCL" in text:
         return 0.7
+    if ("] INFO " in text or "] WARN " in text) and (
+        len(_OLD_FORMAT_RE.findall(text, 0, 65536)) >= 3
+    ):
+        return 0.8  # NCCL 2.2 and older, without the word NCCL
     if "NCCL version " in text and "NCCL error" in text:
         return 0.5
     if reports_a_death(text):
@@ -637,7 +656,7 @@ def parse(text: str) -> ParseResult:
     """Parse an NCCL debug log into records; see the module docstring for what is read."""
     result = ParseResult(kind="nccl-log")
     records = result.records
-    lines = text.split("\n")
+    lines = _modern(text).split("\n")
     last = len(lines)
     while last > 0 and not lines[last - 1].strip():
         last -= 1

@@ -995,3 +995,17 @@ def test_unreadable_completion_is_not_joined_with_the_next_record() -> None:
     res = parse(text)
     assert res.of_type(IbCompletionError) == []
     assert [w.line for w in res.warnings] == [1]
+
+
+def test_nccl_2_2_lines_without_the_word_nccl_are_read() -> None:
+    # NCCL <= 2.2 printed "host:pid:tid [dev] INFO ..." (horovod/horovod issue 489)
+    text = (
+        "nmyjs-202-75:24500:24664 [1] INFO NET/IB: [0] mlx4_0:1/IB\n"
+        "nmyjs-202-75:24502:24684 [3] INFO Using internal Network IB\n"
+        "nmyjs-202-75:24503:24695 [4] INFO NET : Using interface eth0:10.141.202.75<0>\n"
+        "nmyjs-202-75:24503:24695 [4] INFO NET/IB: [0] mlx4_0:1/IB\n"
+    )
+    assert detect_kind(text) == "nccl-log"
+    res = parse(text)
+    got = [(r.line, r.host, r.cuda_dev) for r in res.of_type(NetDevices)]
+    assert got == [(1, "nmyjs-202-75", 1), (4, "nmyjs-202-75", 4)]
