@@ -635,13 +635,17 @@ def _detect_iperf3(text: str) -> float:
         return 0.9
     if head.lstrip().startswith("iperf3: error - "):
         return 0.9
-    if "bits/sec" in head and " sec " in head and len(_ROW_ONLY_RE.findall(head, 0, 20000)) >= 2:
-        return 0.85  # interval or [SUM] rows without the header: a window or grep of a run
+    if "bits/sec" in head and " sec " in head:
+        rows = len(_ROW_ONLY_RE.findall(head, 0, 20000))
+        if rows >= 2:
+            return 0.85  # interval or [SUM] rows without the header: a window or grep of a run
+        if rows and "interval_len " in head and "bytes_transferred " in head:
+            return 0.85  # a window of a --debug run: its interval lines (iperf_api.c) and a row
     return 0.0
 
 
 _ROW_ONLY_RE = re.compile(
-    r"(?m)^[> \t]*\[\s*(?:\d+|SUM)\](?:\[[A-Z]{2}-[CS]\])?\s+\d+\.\d+-\s*\d+\.\d+\s+sec"
+    r"(?m)^[> \t*]*\[\s*(?:\d+|SUM)\](?:\[[A-Z]{2}-[CS]\])?\s+\d+\.\d+-\s*\d+\.\d+\s+sec"
     r"\s+[\d.]+\s+[KMGT]?Bytes\s+[\d.]+\s+[KMGT]?bits/sec"
 )
 """An iperf3 (or iperf 2) report row: ``[  5]   0.00-1.00   sec  1.10 GBytes  9.41 Gbits/sec``,

@@ -237,3 +237,17 @@ def test_rows_without_the_header_are_detected() -> None:
     assert detect_kind(sums + "\n") == "iperf3"
     (run,) = parse_text(sums + "\n", "iperf3").of_type(Iperf3Run)
     assert (run.format, run.sent_gbps, run.received_gbps) == ("text", 9.92, 9.85)
+
+
+def test_a_window_of_a_debug_run_with_one_plain_row_and_one_in_bold() -> None:
+    # iperf3 --debug prints interval_len/bytes_transferred lines (src/iperf_api.c) between the
+    # rows; the user set one row in Markdown bold to point at it (esnet/iperf issue 1308)
+    text = (
+        "tcpi_snd_cwnd 46 tcpi_snd_mss 1460 tcpi_rtt 851\n"
+        "interval_len 0.416079 bytes_transferred 578160\n"
+        "[  5]   1.08-1.50   sec   565 KBytes  11.1 Mbits/sec    0   65.6 KBytes       \n"
+        "interval_len 0.520614 bytes_transferred 0\n"
+        "**[  5]   1.50-2.02   sec  0.00 Bytes  0.00 bits/sec    0   65.6 KBytes**\n"
+    )
+    assert detect_kind(text) == "iperf3"
+    assert len(parse_text(text, "iperf3").of_type(Iperf3Interval)) == 2
