@@ -688,6 +688,12 @@ _BAR_FAIL_RE = re.compile(r"\bBAR \d+(?: \[[^\]]*\])?: (?:failed to assign|no sp
 """The PCI core could not place a BAR (setup-bus.c ``pdev_assign_resources_sorted`` /
 ``__assign_resources_sorted``: ``BAR 7: no space for [mem size 0x01000000 64bit pref]``,
 ``BAR 7: failed to assign ...``): the device, or its SR-IOV VFs (BAR 7-12), cannot be used."""
+_LINK_STATE_RE = re.compile(
+    r"^(?:NIC )?Link is (?:(?P<up>Up)|Down)\b|^Link (?:(?P<up2>up)|down)\b"
+)
+"""A NIC driver's carrier report at the start of its message: the Intel drivers' ``NIC Link is
+Up 10 Gbps`` / ``NIC Link is Down`` (ixgbe, i40e, ice, igb, e1000e), phylib's and bnxt's
+``Link is Up - 1Gbps/Full`` / ``Link is Down``, mlx5e's ``Link up`` / ``Link down``."""
 _SYND_RE = re.compile(r"\bsynd(?:rome)?\s*\(?(?P<s>0x[0-9a-fA-F]+)")
 _CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("module-event", ("Port module event",)),
@@ -737,14 +743,19 @@ def _detect_dmesg(text: str) -> float:
     return 0.0
 
 
-_BDF_LITERAL_RE = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: ")
+_BDF_LITERAL_RE = re.compile(
+    r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7](?:: | [\w.\-@]{1,16}+: )"
+)
+"""A PCI address as the kernel's dev_*() prefix prints it (``0000:01:00.0: ``), or the
+netdev_*() prefix with the interface after it (``0000:01:00.0 eth2: ``)."""
 _PCI_DMESG_LINE_RE = re.compile(
-    r"(?m)^[ \t]*+\[\s*\d+\.\d+\] ?[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+    r"(?m)^[ \t]*+\[\s*\d+\.\d+\] ?[\w.-]+ [0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]"
+    r"(?:: | [\w.\-@]{1,16}+: )"
 )
 """:data:`_PCI_KERNEL_LINE_RE` without its journal branch, for text with no ``kernel:``."""
 _PCI_KERNEL_LINE_RE = re.compile(
     r"(?m)^[ \t]*+(?:\[\s*\d+\.\d+\]|.{0,60}\bkernel:(?: \[\s*\d+\.\d+\])?) ?[\w.-]+ "
-    r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+    r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7](?:: | [\w.\-@]{1,16}+: )"
 )
 
 
@@ -788,7 +799,8 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
         if line.startswith(">"):
             line = _QUOTE_RE.sub("", line).strip()
         if ("mlx5" not in line and "PCIe" not in line and "AER" not in line
-                and "BAR " not in line and "PCI-Express" not in line):  # fmt: skip
+                and "BAR " not in line and "PCI-Express" not in line
+                and "Link " not in line):  # fmt: skip
             continue  # cheap prefilter: unrelated kernel lines
         if _PROMPT_RE.match(line):
             continue
@@ -893,14 +905,18 @@ def parse_dmesg_mlx5(text: str) -> ParseResult:
         )
         is_aer = "AER:" in msg or "PCIe Bus Error" in msg
         is_bar = _BAR_FAIL_RE.search(msg) is not None
-        if not (is_mlx5 or is_aer or is_bar):
+        link = _LINK_STATE_RE.search(msg) if dev and "ink" in msg else None
+        if not (is_mlx5 or is_aer or is_bar or link):
             continue
+        category = "aer" if is_aer else "bar-assign" if is_bar else _category(msg)
+        if link is not None and not is_mlx5:
+            category = "link-up" if (link["up"] or link["up2"]) else "link-down"
         ev = KernelEvent(
             line=no,
             driver=drv,
             device=dev,
             netdev=nd,
-            category="aer" if is_aer else "bar-assign" if is_bar else _category(msg),
+            category=category,
             message=msg,
         )
         if ev.category == "module-event":

@@ -772,3 +772,26 @@ def test_one_corrected_aer_report_is_info_and_repeats_are_a_warning(tmp_path: Pa
              if v.id == "diagnose.pcie-aer-errors"]  # fmt: skip
     assert [v.severity for v in again] == ["warning"]
     assert "3 error reports" in again[0].message
+
+
+IXGBE_LINK = "[{t:>12.6f}] ixgbe 0000:01:00.0 eth2: NIC Link is {s}\n"
+"""ixgbe's carrier lines (drivers/net/ethernet/intel/ixgbe/ixgbe_main.c, netdev_info: the PCI
+address, then the interface)."""
+
+
+def test_a_link_that_keeps_going_down_is_a_flap(tmp_path: Path) -> None:
+    states = ["Up 10 Gbps, Flow Control: RX/TX", "Down"] * 3 + ["Up 10 Gbps, Flow Control: RX/TX"]
+    text = "".join(IXGBE_LINK.format(t=10.0 * i, s=s) for i, s in enumerate(states, 1))
+    found = [v for v in _run(_capture(tmp_path, text)) if v.id.startswith("diagnose.nic-link")]
+    assert [(v.id, v.cause) for v in found] == [("diagnose.nic-link-flap", "fabric.link-down")]
+    assert "went down 3 times within 40 s" in found[0].message
+    assert "0000:01:00.0 eth2" in found[0].message
+
+
+def test_one_bounce_is_not_a_flap_and_a_last_down_is_reported(tmp_path: Path) -> None:
+    once = "".join(IXGBE_LINK.format(t=t, s=s) for t, s in ((1.0, "Down"), (2.0, "Up 10 Gbps")))
+    assert [v.id for v in _run(_capture(tmp_path, once, "once.txt"))
+            if v.id.startswith("diagnose.nic-link")] == []  # fmt: skip
+    stays = IXGBE_LINK.format(t=1.0, s="Up 10 Gbps") + IXGBE_LINK.format(t=2.0, s="Down")
+    assert [v.id for v in _run(_capture(tmp_path, stays, "stays.txt"))
+            if v.id.startswith("diagnose.nic-link")] == ["diagnose.nic-link-down"]  # fmt: skip

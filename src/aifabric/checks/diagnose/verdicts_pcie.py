@@ -335,6 +335,8 @@ class _KernelLog:
 
     last_link: dict[tuple[str | None, str | None], KernelEvent] = field(default_factory=dict)
     """The last 'Link up'/'Link down' of each (device, netdev)."""
+    downs: dict[tuple[str | None, str | None], list[KernelEvent]] = field(default_factory=dict)
+    """Every link-down of each (device, netdev), in order."""
     last_module: dict[tuple[str | None, int | None], KernelEvent] = field(default_factory=dict)
     """The last port module event of each (device, module)."""
     by_card: dict[tuple[str | None, str], list[KernelEvent]] = field(default_factory=dict)
@@ -356,6 +358,8 @@ def _kernel_log(rec: KernelEvent, ev: Evidence) -> _KernelLog:
             continue
         if r.category in ("link-up", "link-down"):
             log.last_link[(r.device, r.netdev)] = r
+            if r.category == "link-down":
+                log.downs.setdefault((r.device, r.netdev), []).append(r)
         elif r.category == "module-event":
             log.last_module[(r.device, r.module)] = r
         log.by_card.setdefault((_card(r.device), r.category), []).append(r)
@@ -503,18 +507,52 @@ def _module_event(rec: KernelEvent, ev: Evidence, dev: str) -> Iterator[Verdict]
     )
 
 
+LINK_FLAPS = 2
+"""Link-down events of one port in one log that make it a flapping link: one down and up is a
+reboot, a cable moved or a switch port restarted; a second is the link going on and off."""
+
+
 def _link_down_event(rec: KernelEvent, ev: Evidence, dev: str) -> Iterator[Verdict]:
-    if _kernel_log(rec, ev).last_link.get((rec.device, rec.netdev)) is not rec:
+    log = _kernel_log(rec, ev)
+    downs = log.downs.get((rec.device, rec.netdev), [])
+    name = f"{dev}{' ' + rec.netdev if rec.netdev else ''}"
+    if len(downs) >= LINK_FLAPS and downs[0] is rec:
+        span = ""
+        if downs[-1].time_s is not None and rec.time_s is not None:
+            span = f" within {downs[-1].time_s - rec.time_s:.0f} s"
+        yield Verdict(
+            id="diagnose.nic-link-flap",
+            severity="warning",
+            cause="fabric.link-down",
+            message=f"{name}: the link went down {len(downs)} times{span} (a flapping link)",
+            explanation=(
+                "The NIC driver logs every carrier change ('NIC Link is Down' / 'Link is Up', "
+                "mlx5e's 'Link down' / 'Link up'). One down and up is a reboot, a moved cable or "
+                "a restarted switch port; a link that keeps going down drops every RDMA queue "
+                "pair and TCP connection across it each time: a marginal cable or module, a "
+                "switch port error-disabling, autonegotiation or FEC that does not settle, or "
+                "the NIC's driver or firmware."
+            ),
+            fix=(
+                "Read the optics and errors on both ends (`ethtool -m IF`, `ethtool -S IF | grep "
+                "-i -e err -e fec`, the switch port's counters and log); swap the cable or "
+                "module; if the flaps persist on known-good optics, update the NIC firmware and "
+                "driver (or try another kernel)."
+            ),
+            refs=("S16", "S20"),
+            confidence=0.5,
+        )
+    if log.last_link.get((rec.device, rec.netdev)) is not rec:
         return  # a later 'Link up' (boot-time training, a flap that recovered) or 'Link down'
     yield Verdict(
         id="diagnose.nic-link-down",
         severity="warning",
         cause="fabric.link-down",
-        message=f"{dev}{' ' + rec.netdev if rec.netdev else ''}: 'Link down' with no later "
-        "'Link up' in the log",
+        message=f"{name}: 'Link down' with no later 'Link up' in the log",
         explanation=(
-            "mlx5e prints 'Link down'/'Link up' when the port's carrier changes "
-            f"(mlx5e_update_carrier, {_MLX5_EN_MAIN}); a down with no up after it in the "
+            "NIC drivers log the port's carrier changes (mlx5e 'Link down'/'Link up', "
+            f"mlx5e_update_carrier in {_MLX5_EN_MAIN}; the Intel drivers' 'NIC Link is "
+            "Down'/'Up'; phylib's 'Link is Down'/'Up'); a down with no up after it in the "
             "captured log means the port stayed without a link: cable, module, or the switch "
             "port is down."
         ),
