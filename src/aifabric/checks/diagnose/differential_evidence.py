@@ -35,14 +35,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from aifabric.checks.diagnose.verdict_support import several_nodes
 from aifabric.checks.diagnose.verdicts_host_state import PEER_MEMORY_MODULES
 from aifabric.evidence.host_limits import ResourceLimit
 from aifabric.evidence.infiniband import GidEntry, IbstatPort, IbvGid, IbvPort
 from aifabric.evidence.kernel_modules import KernelModule
 from aifabric.evidence.nccl_env import EnvVar
-from aifabric.evidence.nccl_log import CommEvent, GdrStatus, NcclEnv, NetDevices
-from aifabric.evidence.nccl_log_base import NcclLogRecord
-from aifabric.evidence.nccl_tests import NcclTestsHeader
+from aifabric.evidence.nccl_log import GdrStatus, NcclEnv, NetDevices
 from aifabric.evidence.rdma_tools import IbvDevicesList, RdmaLink
 from aifabric.evidence.sysfs_rdma import SysfsGid, SysfsRdmaDevices, SysfsRdmaPort
 
@@ -412,24 +411,6 @@ _FIRST_WORK_RE = re.compile(r"\bSeqNum=1[,)]")
 _TIMEOUT_WORDS = ("imeout", "timed out", "atchdog")
 
 
-def _several_nodes(v: InputView) -> bool:
-    """The input shows a job on more than one node: a communicator or nccl-tests header saying
-    so, NCCL lines from two hosts, or a channel over the network (``via NET/``)."""
-    hosts: set[str] = set()
-    for item in v.ev.items:
-        rec = item.record
-        if isinstance(rec, CommEvent) and rec.nnodes is not None and rec.nnodes > 1:
-            return True
-        if isinstance(rec, NcclTestsHeader) and rec.nodes > 1:
-            return True
-        host = getattr(rec, "host", None) if isinstance(rec, NcclLogRecord) else None
-        if host:
-            hosts.add(host)
-            if len(hosts) > 1:
-                return True
-    return any("via NET/" in line for f in v.ev.files for _, line in f.own_lines())
-
-
 def _first_collective_on_one_node(v: InputView) -> str | None:
     """The watchdog timed out the process group's first operation (``SeqNum=1``) and nothing
     in the input shows a second node: the first collective is the first traffic between the
@@ -444,7 +425,7 @@ def _first_collective_on_one_node(v: InputView) -> str | None:
             if "SeqNum=1" in line and _FIRST_WORK_RE.search(line) and any(
                 w in line or w in prev for w in _TIMEOUT_WORDS
             ):
-                if _several_nodes(v):
+                if several_nodes(v.ev):
                     return None
                 return (
                     f"the first collective (SeqNum=1, {f.path} line {n}) timed out and nothing in "

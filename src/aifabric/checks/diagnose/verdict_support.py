@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from aifabric.evidence.base import Record
 from aifabric.evidence.nccl_log import CommEvent
+from aifabric.evidence.nccl_log_base import NcclLogRecord
 from aifabric.evidence.nccl_tests import NcclTestsHeader
 
 if TYPE_CHECKING:
@@ -104,6 +105,25 @@ def _line_text(rec: Record, ev: Evidence) -> str | None:
 def _fmt(x: float) -> str:
     """``200.0`` → ``200``, ``126.0308`` → ``126.0``."""
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def several_nodes(ev: Evidence) -> bool:
+    """Whether the input shows a job on more than one node: a communicator or nccl-tests header
+    saying so, NCCL lines from two hosts, or a channel over the network (``via NET/``). The
+    counterpart of :func:`single_node`: both False when the input does not say."""
+    hosts: set[str] = set()
+    for item in ev.items:
+        rec = item.record
+        if isinstance(rec, CommEvent) and rec.nnodes is not None and rec.nnodes > 1:
+            return True
+        if isinstance(rec, NcclTestsHeader) and rec.nodes > 1:
+            return True
+        host = getattr(rec, "host", None) if isinstance(rec, NcclLogRecord) else None
+        if host:
+            hosts.add(host)
+            if len(hosts) > 1:
+                return True
+    return any("via NET/" in line for f in ev.files for _, line in f.own_lines())
 
 
 def single_node(ev: Evidence) -> bool:
