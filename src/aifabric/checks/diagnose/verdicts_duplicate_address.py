@@ -109,6 +109,6 @@ def _duplicate_address(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             "NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME / --mca btl_tcp_if_include and "
             "oob_tcp_if_include set to the interface the hosts share (or down the unused port)."
         ),
-        refs=("https://www.rfc-editor.org/rfc/rfc5227",),
+        refs=("S20", "https://www.rfc-editor.org/rfc/rfc5227"),
         confidence=0.6,
     )

@@ -85,6 +85,6 @@ def _nccl_versions_differ(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             "nvidia-nccl wheel (pip show nvidia-nccl-cu12 on each node), or NCCL's own "
             "libnccl.so.2 first on LD_LIBRARY_PATH everywhere."
         ),
-        refs=("https://github.com/NVIDIA/nccl/blob/v2.18.6-1/src/init.cc",),
+        refs=("S20", "https://github.com/NVIDIA/nccl/blob/v2.18.6-1/src/init.cc"),
         confidence=0.6,
     )
