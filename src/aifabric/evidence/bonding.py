@@ -116,6 +116,10 @@ def _detect(text: str) -> float:
         return 0.95
     if "/proc/net/bonding/" in text and _GREP_DETECT_RE.search(text, 0, 200_000):
         return 0.95
+    if "Slave Interface:" in text and "MII Status:" in text and (
+        "Link Failure Count:" in text or "Permanent HW addr:" in text
+    ):
+        return 0.9  # a member's section alone, pasted without the bond's header
     return 0.0
 
 

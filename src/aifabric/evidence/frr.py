@@ -93,6 +93,12 @@ class BgpSummary(Record):
 
 
 _TOTAL_RE = re.compile(r"^Total number of neighbors (\d+)")
+_NO_NEIGHBOR_RE = re.compile(
+    r"^(?:No (?P<af>IPv[46](?: [A-Za-z]+)?|L2VPN EVPN|[A-Za-z0-9 ]{1,30}?) neighbor is configured"
+    r"|% No BGP neighbors found(?: in (?:VRF )?(?P<vrf>\S+))?)\s*$"
+)
+"""FRR's ``show bgp summary`` of an address family or VRF without neighbors (bgpd/bgp_vty.c
+bgp_show_summary: ``No %s neighbor is configured``, ``% No BGP neighbors found in VRF x``)."""
 
 
 def _int(value: Any) -> int | None:
@@ -307,6 +313,19 @@ def _parse_text(text: str, result: ParseResult) -> None:
                                  local_as=local_as)  # fmt: skip
             result.records.append(summary)
             continue
+        if (m := _NO_NEIGHBOR_RE.match(stripped)) is not None:
+            # the summary of an address family (or VRF) with no neighbor at all; after the
+            # family's own header (FRR's "% No BGP neighbors found") that header says it already
+            if summary is not None and summary.neighbors == 0 and summary.address_family == (
+                m["af"] or af
+            ):
+                continue
+            summary = None
+            result.records.append(BgpSummary(
+                line=lineno, address_family=m["af"] or af, vrf=m["vrf"] or vrf, router_id=rid,
+                local_as=local_as, neighbors=0,
+            ))  # fmt: skip
+            continue
         if summary is not None and (m := _TOTAL_RE.match(stripped)) is not None:
             summary.neighbors = int(m.group(1))
             total_seen.add(id(summary))
@@ -353,6 +372,10 @@ def _parse_text(text: str, result: ParseResult) -> None:
 
 
 _JSON_START_RE = re.compile(r"^[ \t]*+\{", re.MULTILINE)
+_NO_NEIGHBOR_DETECT_RE = re.compile(
+    r"^[ \t]*+(?:No IPv[46][\w ]{0,20} neighbor is configured|% No BGP neighbors found)",
+    re.MULTILINE,
+)
 
 
 def _detect(text: str) -> float:
@@ -367,6 +390,8 @@ def _detect(text: str) -> float:
         return 0.95
     if "BGP router identifier" in head and "local AS number" in head:
         return 0.6
+    if _NO_NEIGHBOR_DETECT_RE.search(head) is not None:
+        return 0.85
     if len(_ROW_SHAPE.findall(head, 0, 8192)) >= 2:
         return 0.6
     return 0.0

@@ -159,6 +159,21 @@ class NcclTestsHeader(Record):
     """Host or node named by that prefix (pdsh ``node001: ``, ``kubectl logs --prefix``'s pod,
     SkyPilot/Ray's ``(head, rank=0, pid=1)`` → ``head``), when prefixed."""
 
+    @property
+    def single_node(self) -> bool:
+        """Every rank of the run is listed and all are on one host: device lines ``0..N-1``
+        with one host name (or none printed, as the single-process tests of NCCL 1 did), and at
+        least the ``nThread x nGpus`` ranks one process drives (fewer: an excerpt)."""
+        per_process = (self.n_threads or 1) * (self.n_gpus or 1)
+        return (
+            self.ranks > 0
+            and self.nodes <= 1
+            and self.highest_rank is not None
+            and self.ranks == self.highest_rank + 1
+            and self.ranks >= per_process
+            and self.independent_runs == 1
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class NcclTestsRow(Record):
@@ -225,7 +240,7 @@ _VERSION_RE = re.compile(
 _STARTING_RE = re.compile(r"Collective test (?:starting|concluded): *(?P<name>\S+)")
 _DEVICE_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+(?P<group>\d+)\s+)?(?:Pid\s+(?P<pid>\d+)\s+)?"
-    r"on\s+(?:(?P<host>\S+)\s+)?device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*)"
+    r"(?:on\s+(?:(?P<host>\S+)\s+)?|uses\s+)device\s+(?P<dev>\d+)\s*(?:\[(?P<bus>[^\]]*)\]\s*)?(?P<gpu>.*)"
 )
 _PARAM_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("n_threads", re.compile(r"nThread (\d+)")),
@@ -923,8 +938,8 @@ def _bare_comment(s: str) -> bool:
     37, 249; nccl issue 583). Only lines unmistakably from nccl-tests qualify."""
     if s.startswith(("size ", "bytes ")):
         return "busbw" in s
-    if s.startswith("Rank "):
-        return " on " in s and " device " in s
+    if s.startswith("Rank "):  # "Rank 0 Pid 12 on host device 0", NCCL 1's "Rank 0 uses device 0"
+        return (" on " in s or " uses " in s) and " device " in s
     if s.startswith("nThread "):
         return "nGpus" in s
     return True
@@ -970,6 +985,11 @@ def _parse_text(text: str) -> ParseResult:
         if p.demux and (rank is not None or host is not None):
             p.switch((host, rank))
         c = s[0]
+        if c == ">":  # a mail or Markdown quote ("> #  Rank 0 ...", ">> 8  2  float ...")
+            s = s.lstrip("> \t")
+            if not s:
+                continue
+            c = s[0]
         if c == "#":
             p.comment(lineno, s, raw)
             continue

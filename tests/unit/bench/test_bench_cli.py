@@ -165,7 +165,8 @@ def test_every_real_fixture_imports(tmp_path: Path) -> None:
     assert len(doc["imported"]) == expected
     # fixtures holding only aborted runs are warned about and store nothing
     assert {it["source"] for it in doc["imported"]} == {f for f, n in counts.items() if n}
-    assert len(files) >= 20 and sum(1 for n in counts.values() if n) >= len(files) - 5
+    # most fixtures are whole runs; a few hold only a failed or stalled run
+    assert len(files) >= 20 and sum(1 for n in counts.values() if n) >= 0.75 * len(files)
     assert any("no result rows" in w for w in doc["warnings"])
     r = bench("history", "--db", db, "--last", "1000", "-F", "json")
     assert len(r.json()["runs"]) == expected

@@ -6,6 +6,7 @@ combined the way a user pastes several tools' output into one diagnose run.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -33,6 +34,8 @@ ULIMIT_UNLIMITED = FIX / "evidence/ulimit/tensorflow-11392-unlimited/input.txt"
 ULIMIT_64 = FIX / "evidence/ulimit/ucx-issue-8229-bash4-memlock-64/input.txt"
 LSMOD_PEERMEM = FIX / "evidence/proc-modules/gpud-pr39-lsmod-grep-peermem/input.txt"
 PING_MTU = FIX / "evidence/ping/lab-df-8972-router-port-mtu-1500/input.txt"
+
+VERDICTS = Path(__file__).resolve().parents[3] / "src" / "aifabric" / "checks" / "diagnose"
 
 
 def _copy(tmp_path: Path, *files: Path) -> list[Path]:
@@ -64,10 +67,22 @@ def test_every_family_covers_checks_that_exist_and_lists_their_own_cause() -> No
             if check.startswith("signature."):
                 assert check[len("signature.") :] in sigs, check
                 own = sigs[check[len("signature.") :]][0].cause
-            else:
-                assert check in rules, check
+            elif check in rules:
                 own = rules[check]
+            else:  # a record verdict: its id and cause as written in a verdicts_*.py module
+                own = _verdict_cause(check)
             assert own in causes, f"{fam.id}: {check} names {own}, not a candidate"
+
+
+def _verdict_cause(check: str) -> str:
+    """The cause a ``Verdict(id=check, ..., cause=...)`` of a verdicts module names."""
+    found = []
+    for path in sorted(VERDICTS.glob("verdicts_*.py")):
+        text = path.read_text(encoding="utf-8")
+        pattern = rf'id="{re.escape(check)}",\s*severity="\w+",\s*cause="([\w.-]+)"'
+        found += [m.group(1) for m in re.finditer(pattern, text)]
+    assert len(set(found)) == 1, f"{check}: no verdict (or several causes) in {VERDICTS}"
+    return found[0]
 
 
 def test_every_predicate_is_used() -> None:

@@ -18,7 +18,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aifabric.checks.diagnose.signatures import Catalogue, Signature, SignatureIndex
+from aifabric.checks.diagnose.signatures import (
+    Catalogue,
+    Signature,
+    SignatureIndex,
+    all_catalogues,
+)
 from aifabric.yamlfile import read_yaml_text, validate_data
 
 PROGRAMS = ("pytorch", "launchers", "cuda")
@@ -189,6 +194,37 @@ def test_unrelated_lines_are_not_claimed() -> None:
         "Training epoch 3 finished in 600013 milliseconds",
     ):
         assert winner(line) is None, line
+
+
+@cache
+def full_index() -> SignatureIndex:
+    return SignatureIndex(all_catalogues())
+
+
+def test_a_hosts_file_names_only_a_host_on_loopback() -> None:
+    """/etc/hosts as Debian writes it: localhost and the ip6 names are not findings, the
+    machine's own name on 127.0.1.1 is (the ompi-users 'getent hosts' reply of 2013)."""
+    for line in ("127.0.0.1\tlocalhost", "127.0.0.1   localhost.localdomain localhost",
+                 "::1     ip6-localhost ip6-loopback", "10.1.255.237 nh64-1-17"):
+        assert full_index().match(line) is None, line
+    hit = full_index().match("    127.0.1.1    nh64-1-17.local nh64-1-17")
+    assert hit is not None and hit.signature.id == "tools.hostname-on-loopback"
+    assert (hit.groups["name"], hit.groups["addr"]) == ("nh64-1-17.local", "127.0.1.1")
+    assert hit.signature.cause == "config.socket-interface" and hit.signature.multi_node
+    ping = full_index().match("PING localhost (127.0.0.1) 56(84) bytes of data.")
+    assert ping is None or ping.signature.id != "tools.ping-hostname-on-loopback"
+
+
+def test_an_undefined_symbol_at_run_time_is_two_versions_mixed() -> None:
+    # openucx/ucx issue 7232: ucx_info of a UCX built in /usr loading MLNX_OFED's libucs
+    line = (
+        "ucx_info: symbol lookup error: ucx_info: undefined symbol: "
+        "ucs_topo_sys_device_bdf_name"
+    )
+    hit = full_index().match(line)
+    assert hit is not None and hit.signature.id == "tools.ld-undefined-symbol"
+    assert hit.groups["sym"] == "ucs_topo_sys_device_bdf_name"
+    assert hit.signature.cause == "config.version-mismatch"
 
 
 def _class_chars(pattern: str) -> set[str]:

@@ -133,7 +133,7 @@ _CORE_IDS = frozenset(
         "diagnose.gdr-disabled", "diagnose.busbw-collapse", "diagnose.nccl-tests-wrong-results",
         "diagnose.perftest-bw-low", "diagnose.iface-no-carrier", "diagnose.iface-mtu-low",
         "diagnose.optics-threshold", "diagnose.optics-tx-fault", "diagnose.optics-module-fault",
-        "diagnose.ping-no-reply",
+        "diagnose.ping-no-reply", "diagnose.nccl-tests-stopped-one-node",
     }
 )  # fmt: skip
 
@@ -565,6 +565,46 @@ def test_out_of_bounds_of_the_old_format() -> None:
         "diagnose.nccl-tests-wrong-results",
     )
     assert "'Out of bounds values : 2 FAILED'" in v.message
+
+
+def test_a_run_on_one_node_that_stopped_before_its_table_points_at_peer_to_peer() -> None:
+    # nccl-tests issue 115: two RTX A6000 of host SAIS1020, the output ends after NCCL's socket
+    # lines with no table header, no row and no failure (the run hung; amd_iommu=off fixed it)
+    path = _fixture("nccl-tests", "issue115-amd-iommu-two-ranks-stopped-at-init")
+    v = only(_run(path), "diagnose.nccl-tests-stopped-one-node")
+    assert (v.severity, v.cause) == ("warning", "host.pcie")
+    assert v.message.startswith("all_reduce on 2 GPUs of one node: the output ends after its ")
+    assert "device list, while creating the communicators" in v.message
+    assert "NCCL_P2P_DISABLE=1" in v.fix and "ACSCtl" in v.fix
+
+
+NCCL1_STALL = """\
+#   Rank  0 uses device  0 [0x05] Tesla M40 24GB
+#   Rank  1 uses device  1 [0x08] Tesla M40 24GB
+#                                                 out-of-place                    in-place
+#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res
+"""  # noqa: E501
+"""NCCL 1's all_reduce_test header (NVIDIA/nccl v1.3.4-1 test/single/all_reduce_test.cu printf
+formats) with the M40 devices of nccl issue 104, stopping at the table header."""
+
+
+def test_a_run_that_stopped_after_its_table_header_hung_in_the_first_collective(
+    tmp_path: Path,
+) -> None:
+    v = only(_run(_capture(tmp_path, NCCL1_STALL)), "diagnose.nccl-tests-stopped-one-node")
+    assert "2 GPUs of one node" in v.message
+    assert "after its table header, in the first collective (the warm-up)" in v.message
+    # a result row, a failure line or a second host: the run did not stop silently on one node
+    row = "            8             2   float     sum    0.012   0.00   0.00    0e+00\n"
+    for text in (
+        NCCL1_STALL + row,
+        NCCL1_STALL + "Test NCCL failure common.cu:393 'unhandled system error'\n",
+        "# Using devices\n#  Rank  0 Group  0 Pid 7 on nodeA device  0 [0x05] A100\n"
+        "#  Rank  1 Group  0 Pid 9 on nodeB device  0 [0x05] A100\n",
+        "# Using devices\n#  Rank  0 Group  0 Pid 7 on nodeA device  0 [0x05] A100\n",
+    ):
+        vs = _run(_capture(tmp_path, text))
+        assert [x for x in vs if x.id == "diagnose.nccl-tests-stopped-one-node"] == [], text
 
 
 def test_busbw_collapse_on_the_olivia_run_cut_at_64_mib(tmp_path: Path) -> None:

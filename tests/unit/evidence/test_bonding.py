@@ -102,3 +102,20 @@ def test_bond_down_is_an_error(tmp_path: Path) -> None:
     )
     got = _findings(tmp_path, text)
     assert got["diagnose.bond-down"] == "error" and got["diagnose.bond-member-down"] == "warning"
+
+
+def test_one_member_section_pasted_alone_is_read() -> None:
+    """A user pasting 'the port info' of one member (systemd/systemd issue 15208): the section
+    from Slave Interface to Aggregator ID, without the bond's header."""
+    text = (
+        "Slave Interface: enp2s0f0\nMII Status: up\nSpeed: 10000 Mbps\nDuplex: full\n"
+        "Link Failure Count: 0\nPermanent HW addr: 3c:fd:fe:de:fe:24\nSlave queue ID: 0\n"
+        "Aggregator ID: 1\n"
+    )
+    assert detect_kind(text) == "proc-bonding"
+    res = parse_proc_bonding(text)
+    (member,) = res.of_type(BondSlave)
+    assert (member.interface, member.mii_status, member.speed_mbps, member.aggregator_id) == (
+        "enp2s0f0", "up", 10000, 1,
+    )  # fmt: skip
+    assert not res.of_type(BondInfo) and not res.warnings

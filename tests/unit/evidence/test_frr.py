@@ -130,8 +130,13 @@ def test_vrf_all_and_old_json_without_address_family() -> None:
 
 def test_no_neighbors() -> None:
     assert parse_text("{\n}\n", KIND).records == []
+    # FRR's line alone (bgpd/bgp_vty.c): the VRF's summary, with no neighbor
     result = parse_text("% No BGP neighbors found in VRF default\n", KIND)
-    assert result.records == [] and len(result.warnings) == 1
+    [summary] = result.records
+    assert (summary.record_type, summary.vrf, getattr(summary, "neighbors", None)) == (
+        "bgp_summary", "default", 0,
+    )  # fmt: skip
+    assert [w.message for w in result.warnings] == ["no BGP neighbor in this summary"]
 
 
 TEXT_CASES = [
@@ -211,3 +216,23 @@ def test_arista_eos_summary_columns() -> None:
         40, 172, 0, 0,
     )  # fmt: skip
     assert peers[0].router_id == "100.1.0.1" and peers[0].local_as == 64802
+
+
+def test_families_without_neighbors_are_summaries_with_none() -> None:
+    """SONiC's show ip/ipv6 bgp summary on a switch without BGP peers prints only FRR's
+    bgp_show_summary line "No %s neighbor is configured" (sonic-net/sonic-utilities PR 2886's
+    'Previous command output', with its prompts)."""
+    from aifabric.evidence.frr import BgpSummary  # noqa: PLC0415
+
+    text = (
+        "~$ show ip bgp summary\nNo IPv4 neighbor is configured\n\n"
+        "~$ show ipv6 bgp summary\nNo IPv6 neighbor is configured\n"
+    )
+    assert detect_kind(text) == KIND
+    result = parse_text(text, KIND)
+    summaries = result.of_type(BgpSummary)
+    assert [(s.address_family, s.neighbors, s.line) for s in summaries] == [
+        ("IPv4", 0, 2),
+        ("IPv6", 0, 5),
+    ]
+    assert not result.of_type(BgpPeer)

@@ -609,3 +609,39 @@ def test_nccl_issue841_empty_hostname() -> None:
     ]
     assert h.devices[0].gpu == "NVIDIA A100 80GB PCIe"
     assert (h.ranks, h.nodes) == (2, 1)
+
+
+# NCCL 1's single-process tests, as printed by NVIDIA/nccl v1.3.4-1 test/single/all_reduce_test.cu
+# ('printf("#   Rank %2d uses device %2d [0x%02x] %s\n", ...)' and its table header), pasted as a
+# Markdown quote: the '#' marks became '>' and the device lines lost theirs.
+NCCL1_QUOTED = """\
+> Using devices
+   Rank  0 uses device  0 [0x05] Tesla M40 24GB
+   Rank  1 uses device  1 [0x08] Tesla M40 24GB
+   Rank  2 uses device  2 [0x0d] Tesla M40 24GB
+>
+>                                                 out-of-place                    in-place
+>      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res
+"""  # noqa: E501
+
+
+def test_nccl1_device_lines_and_a_quoted_table_header() -> None:
+    r = parse_text(NCCL1_QUOTED, KIND)
+    h = header(r)
+    assert [(d.rank, d.device, d.bus_id, d.gpu) for d in h.devices] == [
+        (0, 0, "0x05", "Tesla M40 24GB"),
+        (1, 1, "0x08", "Tesla M40 24GB"),
+        (2, 2, "0x0d", "Tesla M40 24GB"),
+    ]
+    assert (h.ranks, h.nodes, h.highest_rank, h.single_node) == (3, 1, 2, True)
+    assert h.columns[:4] == ["bytes", "N", "type", "op"] and h.check_column == "error"
+    assert rows(r) == []
+
+
+def test_single_node_needs_every_rank_on_one_host() -> None:
+    h = header(load(KIND, "issue115-amd-iommu-two-ranks-stopped-at-init"))
+    assert (h.ranks, h.hosts, h.single_node, h.columns) == (2, ["SAIS1020"], True, [])
+    # an excerpt that shows rank 1 alone does not say where rank 0 ran
+    text = case(KIND, "issue115-amd-iommu-two-ranks-stopped-at-init").text()
+    alone = "\n".join(ln for ln in text.splitlines() if "Rank  0" not in ln) + "\n"
+    assert header(parse_text(alone, KIND)).single_node is False

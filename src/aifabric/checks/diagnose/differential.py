@@ -12,7 +12,8 @@ For a finding whose check a family covers, :func:`apply_differentials` ranks the
 with what the same input shows:
 
 1. **supported**: another finding of the diagnosis names the candidate's cause, and that finding
-   is not itself ambiguous (its check is in no family), e.g. an interface MTU below the
+   is not itself ambiguous (its check is in no family, and it is not a catch-all entry such as
+   ``nccl.warn``, which names a cause for any uncatalogued warning), e.g. an interface MTU below the
    fabric's (``fabric.mtu``) beside a retry-exceeded completion; or the input shows the state
    the cause needs though no finding names it (a ``supported_by`` predicate of
    :data:`SUPPORTS`, e.g. ``UCX_IB_GID_INDEX=0`` on a RoCE port selects a link-local GID);
@@ -142,6 +143,9 @@ def differential_by_check() -> dict[str, Differential]:
 # -- ranking ------------------------------------------------------------------------------------
 
 _STATUS_ORDER = {"supported": 0, "possible": 1, "ruled out": 2}
+_CATCH_ALL = frozenset({"signature.nccl.warn", "signature.aws-ofi-nccl.warn"})
+"""Catalogue entries that take every warning no specific entry matched: the cause they name is
+a default, not a reading of the message, so it supports no candidate."""
 
 
 def _supporters(
@@ -151,7 +155,7 @@ def _supporters(
     out: dict[str, Finding] = {}
     for f in findings:
         if f.cause and f.severity != "info" and f.check not in covered and f.cause not in out:
-            if f.check.startswith("diagnose.unrecognised"):
+            if f.check.startswith("diagnose.unrecognised") or f.check in _CATCH_ALL:
                 continue
             out[f.cause] = f
     return out

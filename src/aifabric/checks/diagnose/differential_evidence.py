@@ -435,6 +435,30 @@ def _first_collective_on_one_node(v: InputView) -> str | None:
     return None
 
 
+_TOPO_FILE_RE = re.compile(r"Loading topology file (?P<path>\S+)")
+_TOPO_DEFAULT = "/var/run/nvidia-topologyd/virtualTopology.xml"
+
+
+def _topology_from_a_file(v: InputView) -> str | None:
+    """NCCL read the machine's topology or its rings and trees from a file the environment
+    named (``NCCL_TOPO_FILE`` / ``NCCL_GRAPH_FILE set by environment``, or ``Loading topology
+    file`` of a path other than the hypervisor's default ``/var/run/nvidia-topologyd/
+    virtualTopology.xml``) instead of detecting them: a file written for another machine, or
+    for all the GPUs of a VM when the job uses fewer, leaves NCCL with paths that do not exist
+    (NCCL ``src/graph/topo.cc`` ncclTopoGetSystem, ``src/graph/search.cc``; the env page:
+    https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-topo-file)."""
+    for rec in v.records(NcclEnv):
+        if isinstance(rec, NcclEnv) and rec.name in ("NCCL_TOPO_FILE", "NCCL_GRAPH_FILE"):
+            return f"{rec.name} is set to {rec.value}{v.where(rec)}"
+    for f in v.ev.files:
+        for n, line in f.own_lines():
+            if "Loading topology file" in line:
+                m = _TOPO_FILE_RE.search(line)
+                if m and m["path"] != _TOPO_DEFAULT:
+                    return f"NCCL loaded its topology from {m['path']} ({f.path} line {n})"
+    return None
+
+
 # -- ruling out ----------------------------------------------------------------------------------
 
 
@@ -542,5 +566,6 @@ SUPPORTS: dict[str, Predicate] = {
     "peer-named-by-host-name": _peer_named_by_host_name,
     "enomem-on-registration": _enomem_on_registration,
     "first-collective-on-one-node": _first_collective_on_one_node,
+    "topology-from-a-file": _topology_from_a_file,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""

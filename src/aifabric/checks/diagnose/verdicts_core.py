@@ -33,6 +33,9 @@ verdict                                  records                                
 ``diagnose.gdr-disabled``                ``gdr_status``                         host.gdr
 ``diagnose.busbw-collapse``              nccl-tests ``header`` (its rows)       fabric.slow-link
 ``diagnose.nccl-tests-wrong-results``    nccl-tests ``header`` / ``summary``    host.driver
+``diagnose.nccl-tests-stopped-one-``     nccl-tests ``header`` of two or more   host.pcie
+``node``                                 ranks on one node with no result row,
+                                         no failure and no summary
 ``diagnose.perftest-bw-low``             ``perftest_params`` (with a fabric)    fabric.slow-link
 ``diagnose.iface-no-carrier``            ``ip_link`` (ip link, ip addr,         fabric.link-down
                                          ifconfig)
@@ -97,6 +100,7 @@ from aifabric.checks.diagnose.verdict_support import (
     _index,
     _item,
     _line_text,
+    several_nodes,
 )
 from aifabric.checks.diagnose.verdicts import Verdict, verdict
 from aifabric.checks.diagnose.verdicts_lab import passed_smaller_ping
@@ -317,6 +321,7 @@ def _nccl_tests(rec: Record, ev: Evidence) -> Iterator[Verdict]:
     rows = [r for r in records if isinstance(r, NcclTestsRow) and r.test == rec.test]
     name = rec.collective or "nccl-tests"
     yield from _wrong_results(rec, records, rows, name)
+    yield from _stopped_on_one_node(rec, records, rows, name, ev)
     if rec.ranks == 1 or len({r.rank for r in rows}) > 1:
         return  # one rank (busbw 0 by definition) or rows of several processes
     by_size: dict[int, float] = {}
@@ -407,6 +412,90 @@ def _wrong_results(
         line=line,
     )
 
+
+
+_NCCL_ACS = (
+    "https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html"
+    "#pci-access-control-services-acs"
+)
+
+
+def _nccl_lines_after(hdr: NcclTestsHeader, ev: Evidence) -> bool:
+    """NCCL's own output (``NCCL INFO``/``NCCL WARN``, ``NCCL version``) follows the last device
+    line in the same file: the run went on into communicator creation and the paste kept it."""
+    item = _item(hdr, ev)
+    if item is None or item.file is None:
+        return False
+    lines = item.file.lines
+    last = max((i for i, ln in enumerate(lines) if "Rank" in ln and "device" in ln), default=None)
+    if last is None:
+        return False
+    return any(" NCCL " in ln or ln.startswith("NCCL version") for ln in lines[last + 1 :])
+
+
+def _stopped_on_one_node(
+    hdr: NcclTestsHeader, records: Sequence[Record], rows: list[NcclTestsRow], name: str,
+    ev: Evidence,
+) -> Iterator[Verdict]:
+    """A run of two or more GPUs on one node whose output ends before its first result.
+
+    nccl-tests prints its device lines, creates the communicators (``initComms``), prints the
+    table header (``writeResultHeader``) and only then runs the warm-up of every size and the
+    timed iterations that print the rows (src/common.cu). Output that stops after the device
+    lines with no failure line therefore stopped in communicator creation, and output that
+    stops after the table header stopped in the first collective: a hang, not a crash (a crash
+    prints ``Test NCCL failure`` or the launcher's report). Inside one node the first traffic
+    between the GPUs is peer-to-peer over PCIe or NVLink, and NCCL's troubleshooting guide names
+    PCI ACS and the IOMMU (which redirect that traffic through the root complex) as the cause of
+    such hangs.
+    """
+    if rows or hdr.failure is not None or hdr.independent_runs > 1 or hdr.ranks < 2:
+        return
+    if not hdr.single_node or several_nodes(ev):
+        return
+    for r in records:
+        if isinstance(r, NcclTestsSummary) and r.test == hdr.test:
+            return
+        if isinstance(r, NcclTestsHeader) and r.test > hdr.test:
+            return  # a later test in the same capture: this one did finish or fail
+    if hdr.columns:
+        where = "after its table header, in the first collective (the warm-up)"
+    elif _nccl_lines_after(hdr, ev):
+        where = "after its device list, while creating the communicators"
+    else:
+        return  # the device list alone: an excerpt as likely as a hang
+    yield Verdict(
+        id="diagnose.nccl-tests-stopped-one-node",
+        severity="warning",
+        cause="host.pcie",
+        message=(
+            f"{name} on {hdr.ranks} GPUs of one node: the output ends {where}, with no result "
+            "and no error: if the run hung there, GPU peer-to-peer inside the node is the first "
+            "suspect (PCI ACS or the IOMMU)"
+        ),
+        explanation=(
+            "nccl-tests prints the device lines, creates the communicators, prints the table "
+            "header and then runs the warm-up of every size before the first row "
+            f"({_NCCL_TESTS_COMMON}, initComms, writeResultHeader, the warm-up loop); an error "
+            "on any rank prints 'Test NCCL failure' or 'Test CUDA failure' and ends the run. "
+            "Output that stops with neither is a hang, and on one node the path that carries "
+            "the first traffic between the GPUs is peer-to-peer over PCIe (or NVLink): with "
+            "PCI ACS enabled on the switches or bridges between the GPUs, or an IOMMU in "
+            "translated mode, that traffic is redirected through the root complex and the "
+            f"transfers can hang ({_NCCL_ACS}). An excerpt that simply ends there reads the "
+            "same, hence a warning."
+        ),
+        fix=(
+            "Rerun with NCCL_P2P_DISABLE=1: if it then completes, check 'lspci -vvv | grep "
+            "ACSCtl' on the PCIe bridges between the GPUs (SrcValid+ or ReqRedir+ means ACS is "
+            "on) and disable ACS in the BIOS or with setpci, and boot with the IOMMU off or in "
+            "pass-through mode (iommu=pt, amd_iommu=off / intel_iommu=off); NCCL_DEBUG=INFO "
+            "shows the step where it stops."
+        ),
+        refs=("S9", "S20"),
+        confidence=0.4,
+        line=hdr.line,
+    )
 
 
 # -- perftest ------------------------------------------------------------------------------------
