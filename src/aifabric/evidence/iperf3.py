@@ -434,8 +434,10 @@ def _row_tail(tail: list[str], columns: str) -> dict[str, Any]:
     lost/total (UDP receiver); the trailing ``sender``/``receiver`` and ``(omitted)``."""
     out: dict[str, Any] = {}
     words = list(tail)
-    if words and words[-1] in ("sender", "receiver"):
-        out["role"] = words.pop()
+    roles = [i for i, w in enumerate(words) if w in ("sender", "receiver")]
+    if roles:  # anything after it is the user's own mark ("sender <<<", "receiver  <- here")
+        out["role"] = words[roles[-1]]
+        del words[roles[-1] :]
     if words and words[-1] == "(omitted)":
         out["omitted"] = True
         words.pop()

@@ -43,7 +43,9 @@ ports).
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -252,6 +254,29 @@ class _Run:
         self.mtus: list[int] = []
 
 
+_GLUE_RE = re.compile(
+    r"(?<=\S)(?=PING \S|--- \S{1,255} ping statistics ---|rtt min/avg/max|round-trip min)"
+    r"|(?<=[^\s\d])(?=\d{1,5} bytes from |\d{1,9} packets transmitted)"
+)
+"""Where ping's own lines begin inside one line: a page that lost its line breaks glues the
+header, the replies and the summary together ("...data.64 bytes from ...time=0.99 ms64 bytes
+from ..."); a line that holds two or more of them is cut there."""
+
+
+def _unglued(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of ``text``, a line that glues ping's lines together cut apart
+    (every piece keeps the line's number)."""
+    for no, raw in enumerate(text.split("\n"), 1):
+        if len(raw) > 120 and ("bytes from" in raw or "ping statistics" in raw):
+            cuts = [m.start() for m in _GLUE_RE.finditer(raw)]
+            if len(cuts) >= 2:
+                bounds = [0, *cuts, len(raw)]
+                for a, b in itertools.pairwise(bounds):
+                    yield no, raw[a:b]
+                continue
+        yield no, raw
+
+
 @register(
     "ping",
     summary="ping [-M do -s 8972] HOST (iputils, BusyBox, BSD/macOS)",
@@ -274,7 +299,7 @@ def parse_ping(text: str) -> ParseResult:
             runs.append(run)
         return run
 
-    for no, raw in enumerate(text.split("\n"), 1):
+    for no, raw in _unglued(text):
         line = raw.strip()
         if not line:
             in_dump = False

@@ -251,3 +251,18 @@ def test_a_window_of_a_debug_run_with_one_plain_row_and_one_in_bold() -> None:
     )
     assert detect_kind(text) == "iperf3"
     assert len(parse_text(text, "iperf3").of_type(Iperf3Interval)) == 2
+
+
+def test_totals_marked_by_the_user_after_sender_and_receiver() -> None:
+    """A netdev report (10GbE sender to a 1GbE receiver, 2025) points at its totals with
+    'sender <<<'; the mark is the user's, the totals are iperf3's."""
+    text = (
+        "[ ID] Interval           Transfer     Bitrate         Retr\n"
+        "[  5]   0.00-10.00  sec  68.3 MBytes  57.3 Mbits/sec  12874             sender <<<\n"
+        "[  5]   0.00-10.04  sec  64.9 MBytes  54.3 Mbits/sec                  receiver <<<\n"
+    )
+    result = parse_text(text, KIND)
+    assert not result.warnings
+    [run] = result.of_type(Iperf3Run)
+    assert run.retransmits == 12874 and run.sent_bytes == int(68.3 * 2**20)
+    assert run.received_gbps == pytest.approx(0.0543)

@@ -312,3 +312,22 @@ def test_switch_prompt_before_ping_is_skipped(prompt: str) -> None:
 def test_eos_and_rst_detected_without_kind() -> None:
     for name in ("eos-df-size-9000-cli-prompt", "rst-code-block-df-8972"):
         assert detect_kind(case(KIND, name).text()) == KIND
+
+
+def test_lines_glued_together_by_a_page_are_cut_apart() -> None:
+    """A notes page that lost its line breaks (ping between two X410 100GbE ports): the
+    prompt, header, replies and statistics of one run are one line; they read as the run."""
+    glued = (
+        "~$ ping 192.168.10.2PING 192.168.10.2 (192.168.10.2) 56(84) bytes of data.64 bytes "
+        "from 192.168.10.2: icmp_seq=1 ttl=64 time=0.998 ms64 bytes from 192.168.10.2: "
+        "icmp_seq=2 ttl=64 time=0.888 ms^C--- 192.168.10.2 ping statistics ---2 packets "
+        "transmitted, 2 received, 0% packet loss, time 1001msrtt min/avg/max/mdev = "
+        "0.888/0.943/0.998/0.055 ms\n"
+    )
+    result = parse_text(glued, "ping")
+    assert not result.warnings
+    kinds = [type(r).__name__ for r in result.records]
+    assert kinds == ["PingHeader", "PingReply", "PingReply", "PingSummary"]
+    summary = result.records[-1]
+    assert (summary.transmitted, summary.received, summary.line) == (2, 2, 1)
+    assert [(r.seq, r.time_us) for r in result.records[1:3]] == [(1, 998.0), (2, 888.0)]
