@@ -424,8 +424,8 @@ def _nccl_lines_after(hdr: NcclTestsHeader, ev: Evidence) -> bool:
     """NCCL's own output (``NCCL INFO``/``NCCL WARN``, ``NCCL version``) follows the last device
     line in the same file: the run went on into communicator creation and the paste kept it."""
     item = _item(hdr, ev)
-    if item is None or item.file is None:
-        return False
+    if item is None or item.file is None or not isinstance(item.file.lines, list):
+        return False  # a huge capture read in chunks keeps only quoted lines (SparseLines)
     lines = item.file.lines
     last = max((i for i, ln in enumerate(lines) if "Rank" in ln and "device" in ln), default=None)
     if last is None:
