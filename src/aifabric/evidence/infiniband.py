@@ -654,8 +654,33 @@ _CODED_RE = re.compile(r"^\d+:\s*(.+)$")
 _IBSTATUS_ANY_RE = re.compile(r"^\s*Infiniband device '[^']+' port \d+ status:", re.MULTILINE)
 
 
+_IBSTATUS_ONLY_KEYS = ("default gid", "base lid", "sm lid", "phys state")
+"""Labels only ``ibstatus`` prints (``ibstat`` says ``Base lid``/``SM lid``/``Physical state``,
+``ibv_devinfo`` ``port_lid``/``sm_lid``/``phys_state``)."""
+
+
+def _headerless_ibstatus(text: str) -> bool:
+    """A port block whose ``Infiniband device`` line was not pasted (a window, the tail of a
+    listing): two marks only ibstatus prints, in lines of its ``label:<TAB>value`` form: its
+    labels, and a state printed the way sysfs holds it (``4: ACTIVE``, ``5: LinkUp``; ibstat
+    prints ``Active``, ibv_devinfo ``PORT_ACTIVE (4)``)."""
+    marks: set[str] = set()
+    for kv in map(_IBSTATUS_KV_RE.match, text[:65536].splitlines()[:400]):
+        if kv is None:
+            continue
+        if kv.group(1) in _IBSTATUS_ONLY_KEYS:
+            marks.add(kv.group(1))
+        if kv.group(1) in ("state", "phys state") and _CODED_RE.match(kv.group(2)):
+            marks.add("coded state")
+    return len(marks) >= 2
+
+
 def _detect_ibstatus(text: str) -> float:
-    return 0.95 if "Infiniband device '" in text and _IBSTATUS_ANY_RE.search(text) else 0.0
+    if "Infiniband device '" in text and _IBSTATUS_ANY_RE.search(text):
+        return 0.95
+    if ("lid:" in text or "phys state:" in text) and _headerless_ibstatus(text):
+        return 0.9  # the tail of a port block: above ibv_devinfo's 0.6 for a lone link_layer
+    return 0.0
 
 
 def _set_ibstatus(port: IbstatPort, key: str, value: str) -> None:
@@ -702,9 +727,13 @@ def parse_ibstatus(text: str) -> ParseResult:
             port = IbstatPort(line=lineno, ca=m.group(1), port=int(m.group(2)))
             res.records.append(port)
             continue
-        if port is None:
-            continue
         kv = _IBSTATUS_KV_RE.match(raw)
+        if port is None:
+            if kv is None or res.records:
+                continue
+            # the first port's block with its "Infiniband device" line cut off: device unknown
+            port = IbstatPort(line=lineno, ca="", port=0)
+            res.records.append(port)
         if kv is None:
             if _is_prompt(raw) or not raw[:1].isspace():
                 port = None  # the block ended: a prompt or the next tool's output

@@ -108,6 +108,7 @@ from aifabric.evidence.nccl_warn import (
 )
 from aifabric.evidence.pytorch_log import (
     NcclErrorReport,
+    RankBanner,
     WatchdogException,
     WatchdogTimeout,
     embedded_completion,
@@ -133,6 +134,7 @@ __all__ = [
     "NetPlugin",
     "NetSelected",
     "ProcessExit",
+    "RankBanner",
     "RingOrder",
     "SocketError",
     "TreeEdge",
@@ -331,7 +333,7 @@ def detect(text: str) -> float:
     """0.95 for an NCCL log and nothing else (five ``NCCL INFO`` lines, no nccl-tests marker,
     no ``NCCL_X=`` environment lines), 0.8 for NCCL debug markers, 0.7 for PyTorch NCCL
     watchdog lines alone, 0.6 for a launcher's report of ranks that died (torchrun's elastic
-    agent, mpirun/prterun), else 0.
+    agent, mpirun/prterun), 0.4 for Lightning's process-group banners, else 0.
 
     Kept below 0.9 otherwise, so a file that also holds an nccl-tests result table goes to
     ``nccl-tests`` and an environment dump with log lines to ``nccl-env``.
@@ -354,6 +356,8 @@ def detect(text: str) -> float:
         return 0.5
     if reports_a_death(text):
         return 0.6
+    if "GLOBAL_RANK: " in text and "MEMBER: " in text:
+        return 0.4  # Lightning's process-group banners alone (pytorch_log.RankBanner)
     return 0.0
 
 
@@ -669,6 +673,11 @@ def parse(text: str) -> ParseResult:
                 if emb is not None:
                     records.append(emb)
                 continue
+            if "GLOBAL_RANK: " in line:
+                banner = parse_torch_line(line, idx + 1)
+                if banner is not None:
+                    records.append(banner)
+                continue
             if may_be_exit(line):
                 died = process_exit(lines, idx)
                 if died is not None:
@@ -743,7 +752,7 @@ def _parse_line(line: str, ln: int, result: ParseResult) -> Record | None:
             if vm is not None:
                 base, _ = _parse_prefix(line[: vm.start()], ln)
                 return NcclVersion(version=vm[1], cuda=vm[2], **base)
-        if "atchdog" in line or "NCCL error" in line:
+        if "atchdog" in line or "NCCL error" in line or "GLOBAL_RANK: " in line:
             return parse_torch_line(line, ln)
         return None
     level = m.group(1)

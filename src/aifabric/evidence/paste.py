@@ -390,7 +390,8 @@ _PREFIX = re.compile(
     r"|\[default(?P<trank>\d+)\]:"  # torchrun --tee / log prefix
     r"|\[rank(?P<prank>\d+)\]:"  # PyTorch rank prefix
     r"|[ \t]{0,4}(?P<srank>\d{1,5}): "  # srun --label
-    r"|(?P<host>[A-Za-z][\w.\-]{0,62}): "  # pdsh / clush / deepspeed runner
+    # pdsh / clush / deepspeed runner; vagrant indents each machine's lines ("    node2: ")
+    r"|(?: {4})?(?P<host>[A-Za-z][\w.\-]{0,62}): "
     r"|(?P<svc>[A-Za-z][\w.\-]{0,62})[ \t]+\|[ \t]?"  # docker compose: "web-1    | "
     r"|(?P<quote>(?:>[ \t]?)++|\+(?![+\d])|\#[ \t](?![ \t]*(?:nThread|Rank|Using|size|Out|Avg)\b))"
     # a mail or markdown quote, any depth ("> > > ", ">>> "); a diff's added line; output kept
@@ -651,7 +652,12 @@ def _parse_lines(lines: list[str], kind: str, text: str | None = None) -> ParseR
     return result
 
 
-def _split_prefixed(seg: Segment) -> list[Segment]:
+_PREFIX_DEPTH = 3
+"""Prefixes stripped one inside the other at most: ``pdsh`` over a mail quote (``node07: > ``),
+a quoted rank-tagged log (``> [1,0]<stdout>:``)."""
+
+
+def _split_prefixed(seg: Segment, depth: int = 1) -> list[Segment]:
     groups = _prefix_groups(seg)
     if groups is None:
         return [seg]
@@ -659,7 +665,13 @@ def _split_prefixed(seg: Segment) -> list[Segment]:
     stripped = max((_best("\n".join(g.lines))[0] for g in groups), default=0.0)
     if stripped < whole:
         return [seg]
-    return [sub for g in groups for sub in _resplit(g)]
+    out = []
+    for sub in (sub for g in groups for sub in _resplit(g)):
+        inner = _split_prefixed(sub, depth + 1) if depth < _PREFIX_DEPTH else [sub]
+        for s in inner:
+            s.subject = sub.subject or s.subject  # the outer prefix (a host) names the subject
+        out.extend(inner)
+    return out
 
 
 def _resplit(group: Segment) -> list[Segment]:

@@ -12,23 +12,29 @@ quotes them), with and without its ``[rank0]:`` prefix:
   last enqueued NCCL work: 1582, last completed NCCL work: 1579.``: :class:`WatchdogException`;
 * ``NCCL error in: ...ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3``
   and ``remote process exited or there was a network error``: :class:`NcclErrorReport`;
+* PyTorch Lightning's banner of each process joining the group (``Initializing distributed:
+  GLOBAL_RANK: 4, MEMBER: 5/8``; ``initializing ddp: ...`` before Lightning 1.6):
+  :class:`RankBanner`;
 * an IB completion error PyTorch quotes (``Last error: NET/IB : Got completion from peer ...``):
   read by :func:`embedded_completion` into the record NCCL's own WARN line would give.
 
 Sources: PyTorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp
-(https://github.com/pytorch/pytorch); the captures under tests/fixtures/evidence/nccl-log/
-(pytorch issue 68893 ...).
+(https://github.com/pytorch/pytorch); Lightning src/lightning/fabric/utilities/distributed.py
+``_init_dist_connection`` (https://github.com/Lightning-AI/pytorch-lightning); the captures
+under tests/fixtures/evidence/nccl-log/ (pytorch issue 68893 ...).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from aifabric.evidence.base import Record
 from aifabric.evidence.nccl_log_base import (
     TORCH_RANK_RE,
     LineFields,
+    NcclLogRecord,
     NcclProblem,
     ProblemFields,
     Unreadable,
@@ -38,6 +44,7 @@ from aifabric.evidence.nccl_warn import classify_problem
 
 __all__ = [
     "NcclErrorReport",
+    "RankBanner",
     "WatchdogException",
     "WatchdogTimeout",
     "embedded_completion",
@@ -54,6 +61,18 @@ class NcclErrorReport(NcclProblem):
     error: str
     """``unhandled system error``, ``remote process exited or there was a network error`` ..."""
     nccl_version: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class RankBanner(NcclLogRecord):
+    """``Initializing distributed: GLOBAL_RANK: 4, MEMBER: 5/8``: one process announcing the
+    global rank and world size it joins the process group with (Lightning logs it once per
+    process, just before ``torch.distributed.init_process_group``)."""
+
+    record_type: ClassVar[str] = "rank_banner"
+
+    global_rank: int
+    world_size: int
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,6 +111,11 @@ _WD_EXC_RE = re.compile(
     r"detected by watchdog at work: (?P<seq>\d+)(?:, last enqueued NCCL work: (?P<enq>-?\d+))?"
     r"(?:, last completed NCCL work: (?P<done>-?\d+))?"
 )
+_BANNER_RE = re.compile(
+    r"(?:Initializing distributed|initializing ddp): GLOBAL_RANK: (?P<rank>\d{1,7}), "
+    r"MEMBER: (?P<member>\d{1,7})/(?P<world>\d{1,7})",
+    re.IGNORECASE,
+)
 _PG_RANK_RE = re.compile(r"\[(?:PG (?P<pg>.*?) )?Rank (?P<rank>\d+)\]")
 _NCCL_ERR_RE = re.compile(
     r"NCCL error(?: in: (?P<where>\S+?))?,? (?P<err>[a-z][^,]*)(?:, NCCL version (?P<ver>[\d.]+))?"
@@ -113,6 +137,15 @@ def parse_torch_line(line: str, ln: int) -> Record | None:
         message=line.strip(),
         source=None,
     )
+    if "GLOBAL_RANK: " in line:
+        bm = _BANNER_RE.search(line)
+        if bm is None or int(bm["world"]) < 1:
+            return None
+        return RankBanner(
+            global_rank=int(bm["rank"]), world_size=int(bm["world"]),
+            **LineFields(line=ln, host=None, pid=None, tid=None, cuda_dev=None,
+                         launcher_rank=base["launcher_rank"]),
+        )  # fmt: skip
     if "Got completion" in line and "Watchdog caught" not in line:
         return embedded_completion(line, ln, base["launcher_rank"])
     if "Watchdog caught" in line:

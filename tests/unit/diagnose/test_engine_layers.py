@@ -93,8 +93,8 @@ def test_error_looking_lines_nothing_explains_are_reported(
     log.write_text(
         "starting job\n"
         "x misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
-        "RuntimeError: something odd happened: ERROR 17 in frobnicator\n"
-        "RuntimeError: something odd happened: ERROR 18 in frobnicator\n"
+        "RuntimeError: frobnicator jammed: ERROR 17 in widget\n"
+        "RuntimeError: frobnicator jammed: ERROR 18 in widget\n"
         "all done\n"
     )
     res = diagnose(load_evidence([log]), rules=[])

@@ -84,7 +84,7 @@ def test_tokens_are_lowercase_words_of_the_text(text: str) -> None:
 
 def test_generic_lines_suggest_nothing() -> None:
     ix = nearest_index()
-    for line in ("error:", "EngineCore failed to start.", "Error: failed", "Traceback"):
+    for line in ("error:", "Worker failed to start.", "Error: failed", "Traceback"):
         assert ix.suggest(line) is None, line
 
 

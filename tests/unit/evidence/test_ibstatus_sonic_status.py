@@ -99,3 +99,23 @@ def test_switch_port_down_with_a_module_warns_and_an_empty_cage_is_info() -> Non
         for v in fn(r, ev)
     }
     assert got == {("Ethernet0", "warning"), ("Ethernet4", "info")}
+
+
+def test_headerless_ibstatus_tail_is_read_as_ibstatus() -> None:
+    # the tail of a port block, its "Infiniband device" line cut off, quoted in a review diff
+    from aifabric.evidence.paste import parse_paste  # noqa: PLC0415
+
+    path = FIXTURES.parent / "pastes" / "ibstatus-headerless-diff-tail" / "input.txt"
+    parts = [p for p in parse_paste(path.read_text()) if p.result and p.result.records]
+    assert [p.kind for p in parts] == ["ibstatus"]
+    (port,) = parts[0].result.of_type(IbstatPort)  # type: ignore[union-attr]
+    assert (port.ca, port.state, port.physical_state, port.rate_gbps, port.link_layer) == (
+        "", "Down", "Disabled", 200.0, "Ethernet")  # fmt: skip
+    downs = [f for f in diagnose(load_evidence([path])).findings
+             if f.check == "diagnose.ib-port-down"]  # fmt: skip
+    assert downs and downs[0].cause == "fabric.link-down"
+
+
+def test_ibv_devinfo_labels_are_not_headerless_ibstatus() -> None:
+    text = "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tsm_lid:\t\t\t1\n\t\t\tport_lid:\t\t3\n"
+    assert parse_text(text).kind != "ibstatus"

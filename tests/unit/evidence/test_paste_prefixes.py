@@ -248,3 +248,27 @@ def test_a_tool_run_in_another_place_is_still_that_tool(runner: str) -> None:
     assert [p.kind for p in parts if p.result is not None and p.result.records] == [
         "ethtool-info"
     ]
+
+
+def test_a_host_prefix_over_a_mail_quote_is_stripped_twice() -> None:
+    # pdsh's "node07: " over the mail-quoted ibstatus: both prefixes go, the host stays
+    text = (PASTES / "ibstatus-mail-quoted-with-prose" / "input.txt").read_text(encoding="utf-8")
+    doubled = "\n".join(f"node07: {line}" for line in text.split("\n"))
+    ports = [(p.subject, r) for p in parse_paste(doubled) if p.result
+             for r in p.result.records if isinstance(r, IbstatPort)]  # fmt: skip
+    assert [(s, r.ca, r.state, r.line) for s, r in ports] == [("node07", "mlx4_0", "Active", 2)]
+
+
+def test_vagrant_machine_prefix_is_a_host_prefix() -> None:
+    # vagrant indents each machine's provisioner output by four spaces ("    node2: "); the lines
+    # are from a real provisioning log (benchmarks/captures/frozen23/p-sysctl-vagrant-node2-...)
+    text = (
+        "    node2: enable iptable kernel parameter\n"
+        "    node2: net.ipv4.ip_forward = 1\n"
+        "    node2: sysctl: cannot stat /proc/sys/net/bridge/bridge-nf-call-iptables: No such "
+        "file or directory\n"
+        "    node2: set host name resolution\n"
+    )
+    parts = [p for p in parse_paste(text) if p.kind == "sysctl"]
+    assert [p.subject for p in parts] == ["node2"] and parts[0].result is not None
+    assert len(parts[0].result.records) == 2
