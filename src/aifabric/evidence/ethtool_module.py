@@ -587,6 +587,8 @@ the port's ``SFP EEPROM detected`` line: a window or a grep that lost that line.
 def _detect(text: str) -> float:
     if "SFP EEPROM detected" in text or "ChannelMonitorValues" in text:
         return 0.95
+    if "ModuleMonitorValues:" in text or "ChannelThresholdValues:" in text:
+        return 0.9  # a window of SONiC's DOM view below its channel monitor values
     has_id = "Identifier" in text
     if has_id and (
         "Vendor name" in text
@@ -599,6 +601,8 @@ def _detect(text: str) -> float:
         return 0.9
     if "Rx loss of signal" in text and ("loss of lock" in text or "Module State" in text):
         return 0.9
+    if "Rx loss of lock" in text and "Module State" in text:
+        return 0.85  # the tail of a CMIS module's flags (ethtool -m after kernel 6.x)
     if "Transmit avg optical power" in text or "Laser output power" in text:
         return 0.8
     if ("  : " in text or "\t: " in text) and len(

@@ -13,7 +13,8 @@ quotes them), with and without its ``[rank0]:`` prefix:
 * ``NCCL error in: ...ProcessGroupNCCL.cpp:1191, unhandled system error, NCCL version 2.10.3``
   and ``remote process exited or there was a network error``: :class:`NcclErrorReport`;
 * PyTorch Lightning's banner of each process joining the group (``Initializing distributed:
-  GLOBAL_RANK: 4, MEMBER: 5/8``; ``initializing ddp: ...`` before Lightning 1.6):
+  GLOBAL_RANK: 4, MEMBER: 5/8``; ``initializing deepspeed distributed: ...`` under its DeepSpeed
+  strategy, ``initializing ddp: ...`` before Lightning 1.6):
   :class:`RankBanner`;
 * an IB completion error PyTorch quotes (``Last error: NET/IB : Got completion from peer ...``):
   read by :func:`embedded_completion` into the record NCCL's own WARN line would give.
@@ -112,7 +113,8 @@ _WD_EXC_RE = re.compile(
     r"(?:, last completed NCCL work: (?P<done>-?\d+))?"
 )
 _BANNER_RE = re.compile(
-    r"(?:Initializing distributed|initializing ddp): GLOBAL_RANK: (?P<rank>\d{1,7}), "
+    r"(?:Initializing (?:deepspeed )?distributed|initializing ddp): "
+    r"GLOBAL_RANK: (?P<rank>\d{1,7}), "
     r"MEMBER: (?P<member>\d{1,7})/(?P<world>\d{1,7})",
     re.IGNORECASE,
 )

@@ -51,6 +51,9 @@ def test_banners_are_read_with_rank_and_world_size() -> None:
     assert {r.world_size for r in recs} == {16}
     old = parse_nccl_log("initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/8").records
     assert [(r.global_rank, r.world_size) for r in old if isinstance(r, RankBanner)] == [(1, 8)]
+    ds = parse_nccl_log("initializing deepspeed distributed: GLOBAL_RANK: 12, MEMBER: 13/16")
+    assert [(r.global_rank, r.world_size) for r in ds.records if isinstance(r, RankBanner)] == [
+        (12, 16)]  # fmt: skip
 
 
 def test_both_nodes_claiming_ranks_0_to_7_is_a_launch_error(tmp_path: Path) -> None:
