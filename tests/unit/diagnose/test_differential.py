@@ -464,3 +464,35 @@ def test_the_watchdog_message_cut_after_its_first_words_is_still_the_watchdog(
     f = _covered(diagnose(load_evidence([path])).findings, "collective-timeout")
     assert f.check == "signature.pytorch.nccl-watchdog-timeout-cut"
     assert f.cause == "host.pcie"
+
+
+LSMOD_GREP_NV = (
+    "$ lsmod | grep nv\n"
+    "nvidia_uvm           1376256  0\n"
+    "nvidia_drm             69632  0\n"
+    "nvidia_modeset       1245184  1 nvidia_drm\n"
+    "nvidia              56467456  106 nvidia_uvm,nvidia_modeset\n"
+)
+
+
+def test_nvidia_without_a_peer_memory_module_supports_gdr(tmp_path: Path) -> None:
+    """`lsmod | grep nv` keeps nvidia and would keep nvidia_peermem: its absence beside a local
+    protection error supports GPUDirect RDMA being unavailable, ahead of the PCIe path."""
+    lsmod = tmp_path / "lsmod.txt"
+    lsmod.write_text(LSMOD_GREP_NV, encoding="utf-8")
+    ev = load_evidence([*_copy(tmp_path, LOCAL_PROT), lsmod])
+    f = _covered(diagnose(ev).findings, "rdma-local-protection")
+    assert f.cause == "host.gdr"
+    assert "backs this cause: supported by the module listing shows nvidia but neither" in (
+        f.explanation or ""
+    )
+
+
+def test_a_listing_with_the_peer_memory_module_does_not_support_gdr(tmp_path: Path) -> None:
+    lsmod = tmp_path / "lsmod.txt"
+    lsmod.write_text(
+        LSMOD_GREP_NV + "nvidia_peermem         16384  0\n", encoding="utf-8"
+    )
+    ev = load_evidence([*_copy(tmp_path, LOCAL_PROT), lsmod])
+    f = _covered(diagnose(ev).findings, "rdma-local-protection")
+    assert f.cause == "host.pcie"

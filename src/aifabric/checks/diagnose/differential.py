@@ -143,9 +143,14 @@ def differential_by_check() -> dict[str, Differential]:
 # -- ranking ------------------------------------------------------------------------------------
 
 _STATUS_ORDER = {"supported": 0, "possible": 1, "ruled out": 2}
-_CATCH_ALL = frozenset({"signature.nccl.warn", "signature.aws-ofi-nccl.warn"})
-"""Catalogue entries that take every warning no specific entry matched: the cause they name is
-a default, not a reading of the message, so it supports no candidate."""
+_CATCH_ALL = frozenset({
+    "signature.nccl.warn", "signature.aws-ofi-nccl.warn",
+    "signature.tensorrt-llm.nccl-call-failed", "signature.mscclpp.cuda-call-failed",
+    "signature.containers.oci-runtime-create-failed", "signature.containers.runc-hook-failed",
+})  # fmt: skip
+"""Catalogue entries that take every warning or failed call no specific entry matched (a
+program's own wrapper around another program's error): the cause they name is a default, not a
+reading of the message, so it supports no candidate."""
 
 
 def _supporters(
@@ -227,6 +232,8 @@ def _renamed(
     note = f" Differential '{fam.id}': {fam.meaning}"
     if fam.basis and fam.lead == "family":
         note += f" Order: {fam.basis}"
+    if cause == f.cause and reason.startswith("supported by "):
+        note += f" The input backs this cause: {reason}."
     if possible:
         note += f" Also possible: {'; '.join(possible)} (see alternatives for the checks)."
     update: dict[str, object] = {

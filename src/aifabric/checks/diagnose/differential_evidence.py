@@ -522,6 +522,22 @@ def _gdr_enabled(v: InputView) -> str | None:
     return None
 
 
+def _peer_memory_module_absent(v: InputView) -> str | None:
+    """A module listing shows the GPU driver (``nvidia``) and neither peer-memory module: the RDMA
+    stack cannot register CUDA memory through peer memory (NVIDIA's GPUDirect RDMA guide, the
+    nvidia-peermem section). A listing filtered by ``grep`` that keeps the ``nvidia`` row keeps
+    ``nvidia_peermem`` too, so its absence there is read as not loaded."""
+    mods = [r for r in v.records(KernelModule) if isinstance(r, KernelModule)]
+    if any(r.name in PEER_MEMORY_MODULES for r in mods):
+        return None
+    gpu = next((r for r in mods if r.name == "nvidia"), None)
+    if gpu is None:
+        return None
+    return (
+        f"the module listing shows nvidia but neither nvidia_peermem nor nv_peer_mem{v.where(gpu)}"
+    )
+
+
 def _roce_v2_gid_selected(v: InputView) -> str | None:
     """NCCL_IB_GID_INDEX selects a GID that the input shows is RoCE v2 with a routable address."""
     index = None
@@ -567,5 +583,6 @@ SUPPORTS: dict[str, Predicate] = {
     "enomem-on-registration": _enomem_on_registration,
     "first-collective-on-one-node": _first_collective_on_one_node,
     "topology-from-a-file": _topology_from_a_file,
+    "peer-memory-module-absent": _peer_memory_module_absent,
 }
 """``supported_by`` names: each reads the input and says why a cause is supported."""

@@ -813,6 +813,14 @@ def _verdict_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
     return out
 
 
+class _Groups(dict[str, str]):
+    """A message's fields from the matched line; a field the line did not print (an optional
+    group of another version's wording) reads "?" instead of leaving the template unfilled."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
 def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
     """Catalogue hits grouped per (subject, entry); benign entries give none."""
     from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
@@ -831,8 +839,8 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
         text = sig.meaning
         if sig.message:
             try:
-                text = sig.message.format(**first.groups)
-            except (KeyError, IndexError, ValueError):
+                text = sig.message.format_map(_Groups(first.groups))
+            except (IndexError, ValueError):
                 text = sig.message
         cause = all_causes()[sig.cause]
         severity = sig.severity
