@@ -212,3 +212,28 @@ def test_sockets_chosen_by_the_environment_are_an_error_only_beside_an_rdma_adap
     ibstat = Path(__file__).resolve().parents[2] / "fixtures/evidence/ibstat/l2fwd-nv-6-cx6dx"
     both = diagnose(load_evidence([log, next(ibstat.glob("input.*"))])).findings
     assert any(f.check == "diagnose.nccl-socket-fallback" and f.severity == "error" for f in both)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (  # the 2018 device plugin printed no resource name: its field reads "?"
+            "2018/11/27 03:44:27 Could not start device plugin: context deadline exceeded",
+            "GPU device plugin could not start resource ?: context deadline exceeded",
+        ),
+        (
+            "E0613 08:12:44.120331       1 server.go:135] Could not start device plugin for "
+            "'nvidia.com/gpu': exit status 1",
+            "GPU device plugin could not start resource nvidia.com/gpu: exit status 1",
+        ),
+    ],
+)
+def test_a_message_field_the_line_did_not_print_reads_a_question_mark(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    log = tmp_path / "plugin.log"
+    log.write_text(line + "\n", encoding="utf-8")
+    [f] = [f for f in diagnose(load_evidence([log])).findings
+           if f.check == "signature.k8s-gpu.nvdp-start-failed"]  # fmt: skip
+    assert f.message.endswith(message)
+    assert "{" not in f.message

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from aifabric.checks.diagnose.differential_evidence import PREDICATES, SUPPORTS, InputView
-from aifabric.checks.diagnose.signatures import LAYER_WORDS, all_causes
+from aifabric.checks.diagnose.signatures import LAYER_WORDS, all_causes, signature_by_id
 from aifabric.findings import Alternative, Finding
 from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import read_yaml_text, validate_data
@@ -143,14 +143,14 @@ def differential_by_check() -> dict[str, Differential]:
 # -- ranking ------------------------------------------------------------------------------------
 
 _STATUS_ORDER = {"supported": 0, "possible": 1, "ruled out": 2}
-_CATCH_ALL = frozenset({
-    "signature.nccl.warn", "signature.aws-ofi-nccl.warn",
-    "signature.tensorrt-llm.nccl-call-failed", "signature.mscclpp.cuda-call-failed",
-    "signature.containers.oci-runtime-create-failed", "signature.containers.runc-hook-failed",
-})  # fmt: skip
-"""Catalogue entries that take every warning or failed call no specific entry matched (a
-program's own wrapper around another program's error): the cause they name is a default, not a
-reading of the message, so it supports no candidate."""
+
+
+@cache
+def _catch_all() -> frozenset[str]:
+    """Checks of catalogue entries marked ``catch_all`` (a default cause, not a reading of the
+    message): their findings support no candidate."""
+    return frozenset(f"signature.{sid}" for sid, (sig, _) in signature_by_id().items()
+                     if sig.catch_all)  # fmt: skip
 
 
 def _supporters(
@@ -158,9 +158,10 @@ def _supporters(
 ) -> dict[str, Finding]:
     """The first unambiguous error/warning finding naming each cause."""
     out: dict[str, Finding] = {}
+    catch_all = _catch_all()
     for f in findings:
         if f.cause and f.severity != "info" and f.check not in covered and f.cause not in out:
-            if f.check.startswith("diagnose.unrecognised") or f.check in _CATCH_ALL:
+            if f.check.startswith("diagnose.unrecognised") or f.check in catch_all:
                 continue
             out[f.cause] = f
     return out

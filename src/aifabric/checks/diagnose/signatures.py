@@ -154,6 +154,12 @@ class Signature(StrictModel):
         description="harmless in a single-node job: info there (the NCCL log or nccl-tests "
         "header of the same input shows one node)",
     )
+    catch_all: bool = Field(
+        default=False,
+        description="takes every warning or failed call no specific entry matched (a program's "
+        "own wrapper around another program's error): the cause it names is a default, not a "
+        "reading of the message, so it backs no candidate of a differential",
+    )
 
     @field_validator("meaning", "next", "fix")
     @classmethod
