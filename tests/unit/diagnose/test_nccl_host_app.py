@@ -8,6 +8,7 @@ from aifabric.checks.diagnose.derive_nccl import (
     CollectiveDesync,
     NcclIface,
     NcclLinkLayers,
+    rdma_make,
     virtual_kind,
 )
 from aifabric.checks.diagnose.engine import _DERIVERS, Evidence, Item
@@ -38,6 +39,51 @@ def test_virtual_kind() -> None:
     assert virtual_kind("lo") == "loopback"
     for real in ("eth0", "ens5", "ib0", "ibp12s0", "bond0", "enp88s0", "eno1"):
         assert virtual_kind(real) is None, real
+
+
+def test_rdma_make_from_driver_names() -> None:
+    assert rdma_make("mlx5_0") == rdma_make("mlx4_1") == "NVIDIA/Mellanox ConnectX (mlx4/mlx5)"
+    assert rdma_make("i40iw0") == rdma_make("irdma1") == "Intel E810/X722 (irdma)"
+    assert rdma_make("bnxt_re0") == "Broadcom (bnxt_re)"
+    assert rdma_make("rxe0") == "Soft-RoCE (rdma_rxe, software)"
+    assert rdma_make("siw_eth0") == "Soft-iWARP (siw, software)"
+    # rdma-core's predictable names say nothing of the make
+    for unknown in ("rocep1s0f0", "ibp12s0", "roceP2p1s0f1", "iwp2s0"):
+        assert rdma_make(unknown) is None, unknown
+
+
+def test_link_layers_makes() -> None:
+    mixed = NetDevices(
+        line=4,
+        role="ib",
+        devices=(
+            NetDevice(0, "mlx5_0", port=1, link_layer="RoCE"),
+            NetDevice(1, "mlx5_1", port=1, link_layer="RoCE"),
+            NetDevice(2, "i40iw0", port=1, link_layer="RoCE"),
+        ),
+    )
+    soft = NetDevices(line=7, role="ib", devices=(NetDevice(0, "rxe0", port=1, link_layer="RoCE"),))
+    one_make_and_soft = NetDevices(
+        line=2,
+        role="ib",
+        devices=(
+            NetDevice(0, "mlx5_0", port=1, link_layer="IB"),
+            NetDevice(1, "rxe0", port=1, link_layer="RoCE"),
+        ),
+    )
+    got = {
+        i.subject: i.record
+        for i in _derive(_item(mixed), _item(soft, "h2"), _item(one_make_and_soft, "h3"))
+        if isinstance(i.record, NcclLinkLayers)
+    }
+    assert got["h1"].mixed_makes
+    assert got["h1"].makes == (
+        "NVIDIA/Mellanox ConnectX (mlx4/mlx5): mlx5_0:1, mlx5_1:1; "
+        "Intel E810/X722 (irdma): i40iw0:1"
+    )
+    assert not got["h2"].mixed_makes and got["h2"].makes == "Soft-RoCE (rdma_rxe, software): rxe0:1"
+    # a software device beside one hardware make is not two hardware makes
+    assert not got["h3"].mixed_makes
 
 
 def test_ifaces_one_record_per_device() -> None:

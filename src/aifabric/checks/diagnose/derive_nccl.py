@@ -7,7 +7,15 @@
   is IPv6 link-local. Such interfaces do not reach the other servers: NCCL picks them when
   ``NCCL_SOCKET_IFNAME`` is unset (it only skips ``lo`` and ``docker*`` by default).
 - ``nccl_link_layers``: per subject, the link layers of the HCA ports NCCL uses (``NET/IB :
-  Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE``), split into IB and RoCE; ``mixed`` when both.
+  Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE``), split into IB and RoCE; ``mixed`` when both. Also
+  the make of each device as its kernel driver names it (``mlx5_0`` ConnectX, ``irdma0``/``i40iw0``
+  Intel E810/X722, ``bnxt_re0`` Broadcom, ``rxe0`` Soft-RoCE, ``siw0`` Soft-iWARP, ...):
+  ``mixed_makes`` when NCCL uses devices of two hardware makes (the software emulations are
+  not a second make). NCCL's IB transport opens every device ``ibv_get_device_list`` returns
+  whose port is active, whatever its make, unless ``NCCL_IB_HCA`` narrows the list (NVIDIA/nccl
+  ``src/transport/net_ib.cc``, ``ncclIbInit``): a server's onboard RDMA-capable port (an Intel
+  E810/X722 LOM, a Broadcom management NIC) joins the training NICs that way. Names given by
+  rdma-core's predictable naming (``rocep1s0f0``, ``ibp1s0``) carry no make and are left out.
 - ``collective_desync``: over all input, the watchdog timeouts of one process group grouped by
   rank; ``op_mismatch`` when ranks time out in different collectives (OpType) at the same
   SeqNum or different OpTypes at all, ``seq_spread`` the difference between the highest and the
@@ -40,6 +48,7 @@ __all__ = [
     "NcclIface",
     "NcclLinkLayers",
     "SocketTransport",
+    "rdma_make",
     "virtual_kind",
 ]
 
@@ -62,6 +71,33 @@ def virtual_kind(name: str) -> str | None:
     for pattern, kind in _VIRTUAL:
         if pattern.search(name):
             return kind
+    return None
+
+
+# device-name prefix (as the kernel driver names the ib_device) -> make
+_RDMA_MAKES = (
+    (re.compile(r"^mlx[45]_\d"), "NVIDIA/Mellanox ConnectX (mlx4/mlx5)"),
+    (re.compile(r"^(?:irdma|i40iw)\d"), "Intel E810/X722 (irdma)"),
+    (re.compile(r"^bnxt_re\d"), "Broadcom (bnxt_re)"),
+    (re.compile(r"^efa_?\d"), "AWS EFA"),
+    (re.compile(r"^hns_?\d"), "HiSilicon (hns)"),
+    (re.compile(r"^qedr\d"), "Marvell/QLogic (qedr)"),
+    (re.compile(r"^erdma_?\d"), "Alibaba eRDMA"),
+    (re.compile(r"^mana_?\d"), "Microsoft MANA"),
+    (re.compile(r"^ionic_?\d"), "AMD Pensando (ionic)"),
+    (re.compile(r"^vmw_pvrdma\d"), "VMware PVRDMA"),
+    (re.compile(r"^rxe"), "Soft-RoCE (rdma_rxe, software)"),
+    (re.compile(r"^siw"), "Soft-iWARP (siw, software)"),
+)
+_SOFTWARE_MAKES = frozenset({"Soft-RoCE (rdma_rxe, software)", "Soft-iWARP (siw, software)"})
+
+
+def rdma_make(name: str) -> str | None:
+    """The make of an RDMA device from the name its kernel driver gives it (``None``: the name
+    does not say, e.g. rdma-core's predictable ``rocep1s0f0``)."""
+    for pattern, make in _RDMA_MAKES:
+        if pattern.search(name):
+            return make
     return None
 
 
@@ -104,6 +140,10 @@ class NcclLinkLayers(Record):
     roce_ports: str = ""
     ib_hca_env: str | None = None
     """``NCCL_IB_HCA`` as the log echoes it, when set."""
+    mixed_makes: bool = False
+    """Devices of two or more hardware makes (software devices aside)."""
+    makes: str = ""
+    """Make: ports, for messages (``Intel E810/X722 (irdma): irdma0:1; ...``)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -168,6 +208,13 @@ def _nccl_link_layers(ev: Evidence) -> Iterator[Item]:
     for subject, by_layer in ports.items():
         item = first[subject]
         layers = tuple(sorted(by_layer))
+        by_make: dict[str, dict[str, None]] = defaultdict(dict)
+        for layer_ports in by_layer.values():
+            for port in layer_ports:
+                make = rdma_make(port)
+                if make is not None:
+                    by_make[make][port] = None
+        hardware = [m for m in by_make if m not in _SOFTWARE_MAKES]
         rec = NcclLinkLayers(
             line=item.record.line,
             layers=layers,
@@ -175,6 +222,8 @@ def _nccl_link_layers(ev: Evidence) -> Iterator[Item]:
             ib_ports=", ".join(by_layer.get("IB", {})),
             roce_ports=", ".join(by_layer.get("RoCE", {})),
             ib_hca_env=hca_env.get(subject),
+            mixed_makes=len(hardware) > 1,
+            makes="; ".join(f"{m}: {', '.join(p)}" for m, p in by_make.items()),
         )
         yield Item(rec, item.file, subject, item.kind)
 
@@ -276,6 +325,8 @@ def _rdma_expected(ev: Evidence, reason: str) -> bool:
         ):
             return True
     return False
+
+
 _CHOSEN_REASONS = frozenset(
     {"NCCL_IB_DISABLE=1 set by the environment", "NCCL_NET=Socket set by the environment"}
 )
