@@ -237,3 +237,17 @@ def test_a_message_field_the_line_did_not_print_reads_a_question_mark(
            if f.check == "signature.k8s-gpu.nvdp-start-failed"]  # fmt: skip
     assert f.message.endswith(message)
     assert "{" not in f.message
+
+
+def test_the_next_step_names_the_host_and_port_the_line_printed(tmp_path: Path) -> None:
+    log = tmp_path / "rank3.log"
+    log.write_text(
+        "[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to "
+        "connect to 10.1.2.3:29500\n",
+        encoding="utf-8",
+    )
+    [f] = [f for f in diagnose(load_evidence([log])).findings
+           if f.check == "signature.pytorch.store-client-timeout"]  # fmt: skip
+    assert "nc -vz 10.1.2.3 29500" in f.fix  # the entry's {host} {port} filled from the line
+    assert "grep 29500" in f.fix
+    assert "{" not in f.fix and "{" not in f.explanation

@@ -40,6 +40,7 @@ from aifabric.checks.diagnose.nearest import nearest_index
 from aifabric.checks.diagnose.rules import Match, Rule, all_rules, op_holds
 from aifabric.checks.diagnose.signatures import (
     LAYER_WORDS,
+    Signature,
     SignatureHit,
     SignatureIndex,
     all_causes,
@@ -67,7 +68,6 @@ __all__ = [
     "load_evidence",
     "weight",
 ]
-
 
 
 @dataclass(slots=True)
@@ -219,8 +219,11 @@ def _walk(path: Path) -> Iterator[tuple[Path, str | None]]:
                 continue
             if child.is_dir():
                 for sub in sorted(child.rglob("*")):
-                    if (sub.is_file() and not sub.name.startswith(".")
-                            and not is_parsed_companion(sub)):
+                    if (
+                        sub.is_file()
+                        and not sub.name.startswith(".")
+                        and not is_parsed_companion(sub)
+                    ):
                         yield sub, child.name
             elif child.is_file():
                 yield child, None
@@ -821,6 +824,21 @@ class _Groups(dict[str, str]):
         return "?"
 
 
+_FIELD = re.compile(r"\{(\w{1,40})\}")
+
+
+def _filled(text: str, sig: Signature, groups: dict[str, str]) -> str:
+    """``text`` (an entry's meaning, next step or fix) with the ``{name}`` fields of the entry's
+    pattern replaced by what the line printed ("?" for a field this wording did not print).
+    Braces that name no group of the pattern (a JSON example, ``${VAR}``) are left as written."""
+    names = sig.regex().groupindex
+    if "{" not in text or not names:
+        return text
+    return _FIELD.sub(
+        lambda m: (groups.get(m.group(1)) or "?") if m.group(1) in names else m.group(), text
+    )
+
+
 def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
     """Catalogue hits grouped per (subject, entry); benign entries give none."""
     from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
@@ -858,7 +876,8 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
                     quotes.append(item.file.quote(item.record.line, item.subject))
         n = weight(items)
         more = f" ({n} lines)" if n > 1 else ""
-        nxt = f" Next: {sig.next}" if sig.next else ""
+        groups = dict(first.groups)
+        nxt = f" Next: {_filled(sig.next, sig, groups)}" if sig.next else ""
         finding = Finding(
             check=f"signature.{sid}",
             severity=severity,
@@ -866,8 +885,9 @@ def _signature_findings(ev: Evidence) -> list[tuple[Finding, Quoted]]:
             message=f"{LAYER_WORDS[cause.layer]}: {text}{more}",
             actual=f"cause in the {cause.layer}" if cause.layer != "config" else "configuration",
             evidence=quotes,
-            explanation=f"{sig.meaning} ({program} message; source: {sig.source.link()})",
-            fix=f"{sig.fix}{nxt}".strip() or "See the source of the message.",
+            explanation=f"{_filled(sig.meaning, sig, groups)} ({program} message; "
+            f"source: {sig.source.link()})",
+            fix=f"{_filled(sig.fix, sig, groups)}{nxt}".strip() or "See the source of the message.",
             refs=["S20", sig.source.link(), *sig.real[:2]],  # S20: the troubleshooting table
             confidence=SIGNATURE_PRIOR[severity],
             cause=sig.cause,
@@ -900,13 +920,17 @@ def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
         if (s.file.path, s.line) in explained:
             continue
         prefix = _record_prefix(s.text)
-        if prev is not None and prev[0].file is s.file and (
-            (
-                prefix is not None
-                and prev[0].line == s.line - 1
-                and _record_prefix(prev[0].text) == prefix
+        if (
+            prev is not None
+            and prev[0].file is s.file
+            and (
+                (
+                    prefix is not None
+                    and prev[0].line == s.line - 1
+                    and _record_prefix(prev[0].text) == prefix
+                )
+                or (s.block is not None and prev[0].block == s.block)
             )
-            or (s.block is not None and prev[0].block == s.block)
         ):
             # one log record printed over several lines (a traceback logged with
             # logger.exception), or one help message between its rules of dashes: the lines
