@@ -192,7 +192,7 @@ _ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|errno|FATAL|Fatal|fatal|WARN|WARNING|Warning|failed|FAILED|Failed"
     r"|failure|Failure|Traceback|Exception|Segmentation fault|segfault|Killed|Aborted|aborted"
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
-    r"|No such)\b"
+    r"|No such|[Cc]ould not|command not found|ERR)\b"
     r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
     r"|(?:^|\s)-E- "
     r"|(?:Error|Exception|error): "
@@ -206,7 +206,9 @@ prefix of every NVIDIA MFT/mstflint tool (mlxconfig, mlxlink, flint, mst: ``prin
 ...)`` in mstflint); their ``-W-``/``-I-`` lines are notes. An exception line in the form
 Python and Java print it, ``ValueError: ...``, ``socket.gaierror: ...``,
 ``torch.distributed.DistBackendError: ...``, is an error whatever its words (the class name
-joins ``Error`` to a prefix, so the word test alone misses it)."""
+joins ``Error`` to a prefix, so the word test alone misses it). ``could not``, a shell's
+``command not found`` and syslog's ``ERR`` severity token (SONiC's ``ERR syncd#syncd: ...``)
+are errors too; the benchmark of real pasted lines (benchmarks/lines) showed them silent."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
