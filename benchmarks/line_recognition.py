@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         group = "recognised" if cls.startswith("recognised") else cls
         by_program[program][group] += 1
         total[group] += 1
-        total[cls] += 1 if cls.startswith("recognised") else 0
+        if cls != group:  # recognised:<severity>, counted apart for the severity line
+            total[cls] += 1
         listed.append({"url": url, "program": program, "class": cls, "entry": sid, "line": line})
     threads = len({url for url, _, _ in rows})
     n = len(rows)
