@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from aifabric.catalog import Catalog
+from aifabric.checks.diagnose.advisories import advisory_findings
 from aifabric.checks.diagnose.differential import apply_differentials
 from aifabric.checks.diagnose.nearest import K as NEAREST_K
 from aifabric.checks.diagnose.nearest import nearest_index
@@ -1004,7 +1005,7 @@ def _unrecognised(ev: Evidence, explained: Quoted) -> list[Finding]:
     return out
 
 
-_KIND_ORDER = {"rule": 0, "verdict": 1, "signature": 2, "unrecognised": 3}
+_KIND_ORDER = {"rule": 0, "verdict": 1, "signature": 2, "unrecognised": 3, "advisory": 4}
 
 
 def diagnose(
@@ -1055,6 +1056,7 @@ def diagnose(
             continue
         ranked.append(("signature", finding))
     ranked += [("unrecognised", f) for f in _unrecognised(ev, explained)]
+    ranked += [("advisory", f) for f in advisory_findings(ev, [f for _, f in ranked])]
     order = {"error": 0, "warning": 1, "info": 2}
     ranked.sort(
         key=lambda p: (
