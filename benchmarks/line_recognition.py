@@ -13,7 +13,10 @@ a log (the engine's own line scan: the catalogue index, the errno-number spellin
 error-looking test) and falls in one of four classes:
 
 - **recognised**: an entry of a catalogue explains it (its severity counted separately; a
-  *catch-all* entry, such as ``nccl.warn``, only says which program printed it),
+  *catch-all* entry, such as ``nccl.warn``, only says which program printed it; a line of
+  250 characters or more can hold several messages, and it counts as recognised when any
+  entry other than a catch-all takes part of it, as diagnose reports every one; before
+  2026-12-06's third set the first hit alone was counted),
 - **reported**: no entry explains it but it reads like an error, so diagnose reports it as "not
   recognised" (with a nearest-message suggestion where one is close),
 - **silent**: neither: diagnose would say nothing about it.
@@ -42,7 +45,9 @@ def classify(line: str) -> tuple[str, str | None]:
     index = signature_index()
     hits, errorish = _scan_line(line, index)
     if hits:
-        sig = hits[0].signature
+        # a long line may hold several messages (a wrapper and the message it wraps): diagnose
+        # reports every hit, so the line is recognised when any hit is not a catch-all
+        sig = next((h.signature for h in hits if not h.signature.catch_all), hits[0].signature)
         return ("catch-all" if sig.catch_all else f"recognised:{sig.severity}"), sig.id
     return ("reported" if errorish else "silent"), None
 

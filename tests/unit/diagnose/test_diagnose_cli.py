@@ -120,10 +120,13 @@ def test_parse_shows_the_parts_of_a_paste(tmp_path: Path) -> None:
 
 # vLLM logs an exception once, each line of its traceback under the same prefix (as pasted in
 # llm-d/llm-d#352): one log record, one "not recognised" finding; another record is another
+# vLLM's record layout (one logged record, its prefix on every line); the first message stands in
+# for one no catalogue knows (vLLM's own "WorkerProc failed to start." and a prefixed Traceback
+# line are catalogued now)
 _VLLM = (
-    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] WorkerProc failed to start.\n"
-    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] Traceback (most recent call"
-    " last):\n"
+    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] WorkerProc setup failed.\n"
+    "ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597] Worker hit a fatal error:"
+    " exiting\n"
     'ERROR 10-13 09:06:25 [v1/executor/multiproc_executor.py:597]   File "/app/x.py", line 5\n'
     "ERROR 10-13 09:06:26 [v1/engine/core.py:120] EngineCore failed to start.\n"
 )
@@ -137,7 +140,7 @@ def test_one_logged_record_over_several_lines_is_one_unrecognised_finding(
     res = run_cli("diagnose", str(log), "-F", "json")
     unrec = [f for f in res.json()["findings"] if f["check"] == "diagnose.unrecognised-line"]
     assert len(unrec) == 1, [f["message"] for f in unrec]
-    assert "WorkerProc failed to start. (3 lines like it)" in unrec[0]["message"]
+    assert "WorkerProc setup failed. (3 lines like it)" in unrec[0]["message"]
     # the engine's own line is explained by the vLLM catalogue, not left unrecognised
     checks = {f["check"] for f in res.json()["findings"]}
     assert "signature.vllm.engine-core-fatal" in checks, checks
