@@ -3,12 +3,14 @@ runs, matched to what its failing lines show."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aifabric.checks.diagnose import advisories as adv
 from aifabric.checks.diagnose.advisories import (
     Defect,
     Release,
@@ -174,3 +176,17 @@ def test_collnet_plugin_probe_is_not_collnet_in_use(tmp_path: Path) -> None:
         "node1:1201:1201 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v6 symbol.\n",
     )
     assert _run(tmp_path, text) == []
+
+
+def test_every_pattern_is_linear_on_100k_lines() -> None:
+    # the patterns run over whole parts of an input joined into one text
+    tables = (adv._IN_USE_T, adv._IN_FAILURE_T, adv._HARDWARE_T, adv._SYMPTOM_T)
+    texts = [c * 100_000 for c in "a:_ 1"] + [
+        "NCCL_PROTO=" + "x" * 100_000, "Assertion '" * 9_000, "Bootstrap : Using a:" * 5_000,
+        "NCCL version 2." * 7_000,
+    ]
+    for text in texts:
+        start = time.perf_counter()
+        adv._found([p for t in tables for p in t], [text])
+        list(adv._RELEASE_RE.finditer(text))
+        assert time.perf_counter() - start < 0.5, text[:20]

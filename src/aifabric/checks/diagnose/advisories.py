@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aifabric.checks.diagnose.signatures import LAYER_WORDS
 from aifabric.findings import EvidenceItem, Finding
 from aifabric.yamlfile import read_yaml_text, validate_data
 
@@ -165,7 +166,7 @@ _IN_USE: dict[str, str] = {
     "cumem": r"\bcuMem|NCCL_CUMEM_ENABLE",
     "net-plugin": (
         r"NET/Plugin ?: Plugin loaded|Loaded net plugin|NET/OFI|AWS Libfabric|NCCL_NET_PLUGIN"
-        r"|libnccl-net[-\w]*\.so"
+        r"|libnccl-net[-\w]{0,40}\.so"
     ),
     "tuner-plugin": r"TUNER/Plugin|NCCL_TUNER_PLUGIN",
     "ras": r"NCCL_RAS|\bRAS\b",
@@ -173,14 +174,14 @@ _IN_USE: dict[str, str] = {
     "abort": r"ncclCommAbort|ncclCommFinalize|ncclCommDestroy",
     "mnnvl": r"MNNVL|\bIMEX\b|NVL72",
     "cuda-graph": r"CUDA [Gg]raph|cudaGraph|graph capture",
-    "ipv6": r"Bootstrap ?: Using [\w.-]+:\[?[0-9a-fA-F]{1,4}:[0-9a-fA-F:]*:",
+    "ipv6": r"Bootstrap ?: Using [\w.-]{1,64}:\[?[0-9a-fA-F]{1,4}:[0-9a-fA-F:]{0,40}:",
     "mig": r"\bMIG\b",
     "nvtx-profiler": r"PROFILER/Plugin|NCCL_PROFILER",
     "symmetric": r"NCCL_WIN_ENABLE|ncclCommWindowRegister|symmetric kernel",
-    "ll128": r"NCCL_PROTO=\S*LL128|\bLL128\b",
-    "ll": r"NCCL_PROTO=\S*\bLL\b(?!1)",
-    "tree": r"NCCL_ALGO=\S*[Tt]ree",
-    "ring": r"NCCL_ALGO=\S*[Rr]ing",
+    "ll128": r"NCCL_PROTO=\S{0,40}LL128|\bLL128\b",
+    "ll": r"NCCL_PROTO=\S{0,40}\bLL\b(?!1)",
+    "tree": r"NCCL_ALGO=\S{0,40}[Tt]ree",
+    "ring": r"NCCL_ALGO=\S{0,40}[Rr]ing",
 }
 # Named by a failing line (in addition to the above): the file or thread the line comes from.
 _IN_FAILURE: dict[str, str] = {
@@ -217,7 +218,7 @@ _SYMPTOM: dict[str, str] = {
     ),
     "crash": (
         r"Segmentation fault|SIGSEGV|signal 11\b|SIGABRT|SIGBUS|Bus error|core dumped"
-        r"|Assertion [`'\"].*failed|illegal memory access|double free|free\(\): invalid"
+        r"|Assertion [`'\"][^\n]{0,200}failed|illegal memory access|double free|free\(\): invalid"
     ),
     "error": (
         r"ncclInternalError|ncclSystemError|ncclInvalidUsage|ncclInvalidArgument"
@@ -461,8 +462,8 @@ def _finding(
         severity="warning" if strong else "info",
         target="all input",
         message=(
-            f"Configuration: NCCL {rel} has {len(lead)} defect(s) in its release notes like "
-            f"this failure: " + "; ".join(said) + more
+            f"{LAYER_WORDS['config']}: NCCL {rel} has {len(lead)} defect(s) in its release "
+            "notes like this failure: " + "; ".join(said) + more
         ),
         actual=f"NCCL {rel}",
         expected=f"NCCL {_name(newest)} or later" if newest is not None else None,
