@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from aifabric.cache import cached
 from aifabric.model import StrictModel, Tup
 from aifabric.yamlfile import load_packaged_yaml, read_yaml_text, validate_data
 
@@ -227,6 +228,7 @@ def _strip_classes(pattern: str) -> str:
     return out
 
 
+@cache
 def _sre_parse(pattern: str) -> Any:
     """The stdlib's own parse of a pattern (``re._parser``: internal, so callers fall back)."""
     return importlib.import_module("re._parser").parse(pattern)
@@ -351,9 +353,7 @@ class Catalogue(StrictModel):
         return self
 
 
-@cache
-def all_catalogues() -> tuple[Catalogue, ...]:
-    """Every catalogue shipped in ``checks/signatures/*.yaml``, by program name."""
+def _read_catalogues() -> tuple[Catalogue, ...]:
     out: list[Catalogue] = []
     ids: set[str] = set()
     for name, cat in load_packaged_yaml("checks/signatures", Catalogue):
@@ -363,6 +363,51 @@ def all_catalogues() -> tuple[Catalogue, ...]:
             ids.add(e.id)
         out.append(cat)
     return tuple(out)
+
+
+IndexFacts = tuple[str, str, tuple[int, int, int]]
+"""What the index needs of an entry: its anchor word, its longest required literal (``""`` for
+case-folded entries) and its specificity. Derived from the pattern by the stdlib's parser."""
+
+
+def _index_facts(sig: Signature) -> IndexFacts:
+    return sig.key(), "" if sig.flags else _longest_literal(sig.pattern), sig.specificity()
+
+
+def _build() -> tuple[tuple[Catalogue, ...], dict[str, IndexFacts]]:
+    cats = _read_catalogues()
+    return cats, {sig.id: _index_facts(sig) for cat in cats for sig in cat.entries}
+
+
+_DEPENDS_ON = ("checks/causes.yaml", "checks/diagnose/signatures.py", "model/base.py",
+               "yamlfile.py")
+
+
+def _package_parts() -> list[bytes]:
+    """Every file the loaded catalogues depend on: the catalogues, the cause classes, and the
+    modules that define and validate their types (a change to any is a new cache key)."""
+    pkg = resources.files("aifabric")
+    parts: list[bytes] = []
+    for entry in sorted(pkg.joinpath("checks/signatures").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            parts += [entry.name.encode(), entry.read_bytes()]
+    for rel in _DEPENDS_ON:
+        node = pkg
+        for piece in rel.split("/"):
+            node = node.joinpath(piece)
+        parts += [rel.encode(), node.read_bytes()]
+    return parts
+
+
+@cache
+def _loaded() -> tuple[tuple[Catalogue, ...], dict[str, IndexFacts]]:
+    return cached("signatures", _package_parts(), _build)
+
+
+def all_catalogues() -> tuple[Catalogue, ...]:
+    """Every catalogue shipped in ``checks/signatures/*.yaml``, by program name (validated
+    once per package version and kept in the user's cache: :mod:`aifabric.cache`)."""
+    return _loaded()[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +429,9 @@ class SignatureIndex:
     (``NCCL WARN``) and particular ones beside it.
     """
 
-    def __init__(self, catalogues: Iterable[Catalogue]) -> None:
+    def __init__(
+        self, catalogues: Iterable[Catalogue], facts: dict[str, IndexFacts] | None = None
+    ) -> None:
         Entry = tuple[tuple[int, int, int], Signature, str, str]
         self.by_anchor: dict[str, list[Entry]] = defaultdict(list)
         self.folded: dict[str, list[Entry]] = defaultdict(list)
@@ -394,9 +441,10 @@ class SignatureIndex:
         for cat in catalogues:
             for sig in cat.entries:
                 self.entries.append((sig, cat.program))
-                literal = "" if sig.flags else _longest_literal(sig.pattern)
-                entry = (sig.specificity(), sig, cat.program, literal)
-                (self.folded if sig.flags else self.by_anchor)[sig.key()].append(entry)
+                known = facts.get(sig.id) if facts is not None else None
+                key, literal, spec = known or _index_facts(sig)
+                entry = (spec, sig, cat.program, literal)
+                (self.folded if sig.flags else self.by_anchor)[key].append(entry)
         for table in (self.by_anchor, self.folded):
             for entries in table.values():
                 entries.sort(key=lambda e: e[0], reverse=True)
@@ -464,4 +512,5 @@ def signature_by_id() -> dict[str, tuple[Signature, str]]:
 @cache
 def signature_index() -> SignatureIndex:
     """The index over every shipped catalogue."""
-    return SignatureIndex(all_catalogues())
+    cats, facts = _loaded()
+    return SignatureIndex(cats, facts)
