@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aifabric import cache
-from aifabric.checks.diagnose import signatures
+from aifabric.checks.diagnose import nearest, signatures
 
 
 class Counter:
@@ -109,7 +109,7 @@ def test_an_unwritable_location_still_returns_the_value(
 def test_catalogues_from_the_cache_equal_a_fresh_load(folder: Path) -> None:
     """A cold load (validated, analysed) and a warm one (unpickled) give the same entries and
     the same index facts, and the facts equal what each entry computes itself."""
-    parts = signatures._package_parts()
+    parts = signatures.catalogue_sources()
     cold_cats, cold_facts = cache.cached("signatures", parts, signatures._build)
     warm_cats, warm_facts = cache.cached("signatures", parts, _fail)
     assert warm_cats == cold_cats
@@ -125,10 +125,29 @@ def test_catalogues_from_the_cache_equal_a_fresh_load(folder: Path) -> None:
 
 
 def test_a_changed_catalogue_is_a_new_key() -> None:
-    parts = signatures._package_parts()
+    parts = signatures.catalogue_sources()
     changed = [parts[0], parts[1] + b"\n# edited", *parts[2:]]
     assert cache.digest(parts) != cache.digest(changed)
 
 
 def _fail() -> tuple[object, object]:
     raise AssertionError("the second load should come from the cache")
+
+
+def test_nearest_index_from_the_cache_suggests_as_a_fresh_one(folder: Path) -> None:
+    nearest.nearest_index.cache_clear()
+    try:
+        warm = nearest.nearest_index()  # built and stored in the test's folder
+        assert list(folder.glob("nearest-*.pickle"))
+        nearest.nearest_index.cache_clear()
+        warm = nearest.nearest_index()  # read back
+        fresh = nearest.NearestIndex(signatures.all_catalogues())
+        for line in (
+            "NCCL WARN NET/IB : ibv_reg_mr failed Cannot allocate memory",
+            "mlx5_core 0000:3b:00.0: port module event: module 0, Cable unplugged",
+            "Connection refused while connecting to the rendezvous store",
+        ):
+            assert warm.suggest(line) == fresh.suggest(line)
+            assert warm.nearest(line) == fresh.nearest(line)
+    finally:
+        nearest.nearest_index.cache_clear()

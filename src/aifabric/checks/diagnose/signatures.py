@@ -62,6 +62,7 @@ __all__ = [
     "Source",
     "all_catalogues",
     "all_causes",
+    "catalogue_sources",
     "signature_by_id",
     "signature_index",
 ]
@@ -383,7 +384,7 @@ _DEPENDS_ON = ("checks/causes.yaml", "checks/diagnose/signatures.py", "model/bas
                "yamlfile.py")
 
 
-def _package_parts() -> list[bytes]:
+def catalogue_sources() -> list[bytes]:
     """Every file the loaded catalogues depend on: the catalogues, the cause classes, and the
     modules that define and validate their types (a change to any is a new cache key)."""
     pkg = resources.files("aifabric")
@@ -401,7 +402,7 @@ def _package_parts() -> list[bytes]:
 
 @cache
 def _loaded() -> tuple[tuple[Catalogue, ...], dict[str, IndexFacts]]:
-    return cached("signatures", _package_parts(), _build)
+    return cached("signatures", catalogue_sources(), _build)
 
 
 def all_catalogues() -> tuple[Catalogue, ...]:
