@@ -102,3 +102,63 @@ def test_firmware_far_newer_than_the_driver_is_information(tmp_path: Path) -> No
     (hit,) = _found(tmp_path, ETHTOOL_I.format(version="5.9-0.5.6", firmware="28.43.1014"))
     assert hit[0] == "info"
     assert "7 release cycles newer" in hit[1]
+
+
+def test_the_older_cycles_5_0_to_5_7() -> None:
+    # DPDK release notes' NVIDIA test platforms (20.05 to 22.07, 20.11.x, 21.11.x): MLNX_OFED
+    # 5.0-2.1.8.0 with 16.27.2008 ... 5.7-1.0.2.0 with 16.34.1002
+    cycles = {c.driver: c.minor for c in firmware_table().cycles}
+    assert [cycles[f"5.{n}"] for n in range(8)] == [27, 28, 29, 30, 31, 32, 33, 34]
+    assert cycles["5.8"] == 35
+    # MLNX_OFED 4.9 LTS was not read: no verdict names it
+    assert "4.9" not in cycles
+    assert driver_cycle("5.4-1.0.3") == "5.4"
+
+
+@pytest.mark.parametrize(
+    ("version", "firmware"),
+    [("5.0-2.1.8", "22.27.2008"), ("5.1-0.6.6", "16.28.1002"), ("5.2-2.2.0", "16.29.2002"),
+     ("5.3-1.0.0", "14.30.1004"), ("5.4-1.0.3", "16.31.1014"), ("5.5-1.0.3", "22.32.2004"),
+     ("5.6-2.0.9", "28.33.2028"), ("5.7-1.0.2", "22.34.1002")],
+)  # fmt: skip
+def test_real_pairs_of_the_older_cycles_are_quiet(
+    tmp_path: Path, version: str, firmware: str
+) -> None:
+    # each pair as the DPDK release notes list it (driver MLNX_OFED_LINUX-<version>.x, firmware)
+    assert _found(tmp_path, ETHTOOL_I.format(version=version, firmware=firmware)) == []
+
+
+def test_driver_5_4_with_firmware_of_the_5_0_cycle_is_a_warning(tmp_path: Path) -> None:
+    # 16.31.1014 is the firmware 5.4-1.0.3.0 was tested with, 16.27.2008 the 5.0 cycle's
+    (hit,) = _found(tmp_path, ETHTOOL_I.format(version="5.4-1.0.3", firmware="16.27.2008"))
+    assert hit[0] == "warning"
+    assert "ConnectX-5 firmware 16.27.2008 is 4 release cycles older" in hit[1]
+    assert "(16.31.x)" in hit[1]
+
+
+def test_ofed_info_of_an_older_cycle_beside_a_real_ibstat(tmp_path: Path) -> None:
+    # MLNX_OFED 5.4 is released with xx.31: the ConnectX-6 Dx (22.31.1014) matches, the
+    # ConnectX-7 ports (28.39.1002) are eight cycles newer (information)
+    got = _found(tmp_path, "$ ofed_info -s\nMLNX_OFED_LINUX-5.4-1.0.3.0:\n" + IBSTAT)
+    assert got and {s for s, _ in got} == {"info"}
+    assert all("ConnectX-7 firmware 28.39.1002 is 8 release cycles newer" in m for _, m in got)
+
+
+@pytest.mark.parametrize(
+    ("version", "firmware", "expected"),
+    [
+        # ConnectX-4 Lx on 14.32.1010 under 5.6 and 5.7 (mlxup 4.20/4.21, DPDK 20.11.6): frozen
+        ("5.7-1.0.2", "14.32.1010", []), ("5.6-2.0.9", "14.32.1010", []),
+        # before its freeze it follows the cycles: 14.28.1002 under 5.4 is three cycles older
+        ("5.4-1.0.3", "14.31.1014", []), ("5.4-1.0.3", "14.28.1002", ["warning"]),
+        # ConnectX-4 on 12.28.2006 (its last GA firmware) under 5.5 and 5.7 (mlxup 4.18, 4.21)
+        ("5.5-1.0.3", "12.28.2006", []), ("5.7-1.0.2", "12.28.2006", []),
+        # ConnectX-5 still followed the cycles in 5.7 (16.34.1002): 16.31.1014 is three older
+        ("5.7-1.0.2", "16.34.1002", []), ("5.7-1.0.2", "16.31.1014", ["warning"]),
+    ],
+)  # fmt: skip
+def test_frozen_branches_in_the_older_cycles(
+    tmp_path: Path, version: str, firmware: str, expected: list[str]
+) -> None:
+    got = _found(tmp_path, ETHTOOL_I.format(version=version, firmware=firmware))
+    assert [s for s, _ in got] == expected

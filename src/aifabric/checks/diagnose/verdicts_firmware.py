@@ -167,8 +167,8 @@ def _firmware_against_driver(rec: Record, ev: Evidence) -> Iterator[Verdict]:
     branch = f"{adapter.major}.{expected}.x"
     why = (
         f"Firmware {shown} is {adapter.name} firmware (major {adapter.major}) of release cycle "
-        f"{minor}; the mlx5 driver of release {cycle.driver} was released with firmware of cycle "
-        f"{cycle.minor} ({cycle.example})"
+        f"{minor}; the mlx5 driver of release {cycle.driver} was released and tested with "
+        f"firmware of cycle {cycle.minor} ({cycle.example})"
         + (f", and {adapter.name} stays on its {adapter.major}.{adapter.frozen_minor} branch"
            if adapter.frozen_minor is not None and adapter.frozen_minor < cycle.minor else "")
         + ". " + table.rules[0].text
