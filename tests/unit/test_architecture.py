@@ -27,6 +27,7 @@ LAYERS: dict[str, set[str]] = {
         "explain",
         "bulk",
         "yamlfile",
+        "cache",
         "model",
         "catalog",
     },
