@@ -384,9 +384,11 @@ _DEPENDS_ON = ("checks/causes.yaml", "checks/diagnose/signatures.py", "model/bas
                "yamlfile.py")
 
 
-def catalogue_sources() -> list[bytes]:
+@cache
+def catalogue_sources() -> tuple[bytes, ...]:
     """Every file the loaded catalogues depend on: the catalogues, the cause classes, and the
-    modules that define and validate their types (a change to any is a new cache key)."""
+    modules that define and validate their types (a change to any is a new cache key). Read
+    once per process: the catalogue cache and the nearest-entry cache both key on it."""
     pkg = resources.files("aifabric")
     parts: list[bytes] = []
     for entry in sorted(pkg.joinpath("checks/signatures").iterdir(), key=lambda e: e.name):
@@ -397,7 +399,7 @@ def catalogue_sources() -> list[bytes]:
         for piece in rel.split("/"):
             node = node.joinpath(piece)
         parts += [rel.encode(), node.read_bytes()]
-    return parts
+    return tuple(parts)
 
 
 @cache
