@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -136,3 +137,44 @@ def test_an_errno_printed_as_a_number_reads_as_its_words(tmp_path: Path) -> None
 def test_errno_spelling_only_appends(line: str) -> None:
     got = errno_spelled(line)
     assert got is None or (got.startswith(line) and got.endswith(")"))
+
+
+# Lines users pasted (benchmarks/lines dev1-dev7) that the error words missed: each is an error
+# or a failed state, so a paste holding only it must not be called clean.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Couldn't get device attribute.",  # perftest
+        "src/query_smp.c:227; can't open UMAD port ((null):0)",  # infiniband-diags
+        "ABORT  : Retval = 255",  # Singularity
+        "[NID 00865] 2017-07-11 22:36:25 Apid 1351768: OOM killer terminated this process.",
+        "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1092953]",  # Go runtime
+        "NVRM: API mismatch: the client has the version",
+        "    MST PCI module is not loaded",  # mst status
+        "ORTE_ERROR_LOG: Data unpack had inadequate space",
+        "GASNET: gasnet_attach(handlers, hcount, attach_size, 0) = 10003 (GASNET_ERR_BAD_ARG, "
+        "Invalid function parameter passed)",
+        "peer access from 0x7f76d46da2c0 to 0x7f76b4713830: CUDA_ERROR_TOO_MANY_PEERS: peer "
+        "mapping resources exhausted",
+        "    health: HEALTH_WARN",  # ceph -s
+        "/.singularity.d/actions/exec: line 9: exec: nvidia-smi: not found",
+        " 736: Thu Jul 16 12:27:22 2020: [PE_736]:_pmi_init:_pmi_inet_setup (full) returned -1",
+    ],
+)
+def test_error_words_beyond_error_and_failed(line: str) -> None:
+    assert _ERRORISH.search(line) is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "UCX_ERROR_SIGNALS=ILL,SEGV,BUS,FPE",  # a variable being set (ucx_info -c)
+        "#  Out of bounds values : 0 OK",
+        "mlx5_core 0000:3b:00.0: firmware version: 28.39.1002",
+        "nvidia_peermem         16384  0",  # lsmod: a module that is loaded
+        "    health: HEALTH_OK",
+        "MPI startup(): Rank    Pid      Node name  Pin cpu",
+    ],
+)
+def test_benign_lines_stay_quiet(line: str) -> None:
+    assert _ERRORISH.search(line) is None

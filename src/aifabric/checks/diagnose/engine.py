@@ -193,7 +193,12 @@ _ERRORISH = re.compile(
     r"\b(?:ERROR|Error|error|errno|FATAL|Fatal|fatal|WARN|WARNING|Warning|failed|FAILED|Failed"
     r"|failure|Failure|Traceback|Exception|Segmentation fault|segfault|Killed|Aborted|aborted"
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
-    r"|No such|[Cc]ould not|command not found|ERR)\b"
+    r"|No such|[Cc]ould not|[Cc]ouldn't|[Cc]an't|command not found|ERR|ABORT|OOM"
+    r"|SIG(?:SEGV|ABRT|BUS|ILL|FPE)|segmentation violation|[Mm]ismatch|not loaded)\b"
+    r"|\b[A-Z][A-Z0-9]{1,20}_(?:ERR|ERROR)(?:_[A-Z0-9]{1,30}){1,6}\b(?!=)"
+    r"|\bHEALTH_(?:WARN|ERR)\b"
+    r"|: not found\s*$"
+    r"|\breturned -[1-9]\d{0,5}\b"
     r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
     r"|(?:^|\s)-E- "
     r"|(?:Error|Exception|error): "
@@ -209,7 +214,15 @@ Python and Java print it, ``ValueError: ...``, ``socket.gaierror: ...``,
 ``torch.distributed.DistBackendError: ...``, is an error whatever its words (the class name
 joins ``Error`` to a prefix, so the word test alone misses it). ``could not``, a shell's
 ``command not found`` and syslog's ``ERR`` severity token (SONiC's ``ERR syncd#syncd: ...``)
-are errors too; the benchmark of real pasted lines (benchmarks/lines) showed them silent."""
+are errors too; the benchmark of real pasted lines (benchmarks/lines) showed them silent. So
+were (development halves of that benchmark): ``couldn't``/``can't`` (perftest's ``Couldn't get
+device attribute.``), an upper-case ``ABORT`` or ``OOM`` (Singularity's ``ABORT  : Retval =
+255``, ALPS's ``OOM killer terminated this process``), a fatal signal's name (``SIGSEGV``,
+Go's ``segmentation violation``), ``mismatch`` (``NVRM: API mismatch``), ``not loaded`` (MFT's
+``MST PCI module is not loaded``), an error code's identifier (``MPI_ERR_TRUNCATE``,
+``CUDA_ERROR_TOO_MANY_PEERS``, ``GASNET_ERR_BAD_ARG``, ``ORTE_ERROR_LOG``; not when it is a
+variable being set, ``UCX_ERROR_SIGNALS=...``), Ceph's ``HEALTH_WARN``, a shell's ``sh: 1: x:
+not found`` and a call that ``returned -1``."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
