@@ -159,6 +159,17 @@ def test_errno_spelling_only_appends(line: str) -> None:
         "    health: HEALTH_WARN",  # ceph -s
         "/.singularity.d/actions/exec: line 9: exec: nvidia-smi: not found",
         " 736: Thu Jul 16 12:27:22 2020: [PE_736]:_pmi_init:_pmi_inet_setup (full) returned -1",
+        "link         :  Link Down",  # TRex port status
+        "IB_WR_LOCAL_INV: WR flushed",
+        "[   62.263219] igc 0000:01:00.0 eth0: Reset adapter",
+        "mpiexec: unrecognized option '--cpus-per-task=1'",  # Cray PALS
+        "bad lid value. Usage: route from-lid to-lid",  # ibsim
+        "(rank:0 hostname:chi28 pid:27971):ARMCI DASSERT fail. ../../ga-5-1/armci/src/common/"
+        "armci.c:ARMCI_Error():208 cond:0",
+        "node23: [node23:139372] Mon Jan 26 08:29:22 2015: ORCM daemon [[0,0],24] shutting down "
+        "with status 1 (SYS)",
+        "[   87.412596] BUG: Bad rss-counter state mm:(____ptrval____) idx:0 val:-1",
+        "panic: At least one device with migEnabled=true was not configured correctly",
     ],
 )
 def test_error_words_beyond_error_and_failed(line: str) -> None:
@@ -174,6 +185,10 @@ def test_error_words_beyond_error_and_failed(line: str) -> None:
         "nvidia_peermem         16384  0",  # lsmod: a module that is loaded
         "    health: HEALTH_OK",
         "MPI startup(): Rank    Pid      Node name  Pin cpu",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong",
+        "    exit 1",  # a script pasted with the output
+        "flux-job: task(s) exited with exit code 0",
+        "kernel.panic_on_oops = 1",
     ],
 )
 def test_benign_lines_stay_quiet(line: str) -> None:

@@ -194,9 +194,16 @@ _ERRORISH = re.compile(
     r"|failure|Failure|Traceback|Exception|Segmentation fault|segfault|Killed|Aborted|aborted"
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
     r"|No such|[Cc]ould not|[Cc]ouldn't|[Cc]an't|command not found|ERR|ABORT|OOM"
-    r"|SIG(?:SEGV|ABRT|BUS|ILL|FPE)|segmentation violation|[Mm]ismatch|not loaded)\b"
+    r"|SIG(?:SEGV|ABRT|BUS|ILL|FPE)|segmentation violation|[Mm]ismatch|not loaded"
+    r"|[Ll]ink (?:is )?[Dd]own|flushed|[Uu]nrecogni[sz]ed (?:option|argument|command)|fail"
+    r"|[Rr]eset adapter|PANIC|[Pp]anic(?:ked)?"
+    r"|[Bb]ad (?:argument|parameter|value|address|magic|state|pte|checksum|lid|port"
+    r"|file descriptor)"
+    r"|exited with (?:exit )?(?:status|code) -?[1-9]\d{0,3}|exit (?:status|code)[ :=]{1,3}-?[1-9]"
+    r"\d{0,3}|with status -?[1-9]\d{0,3})\b"
     r"|\b[A-Z][A-Z0-9]{1,20}_(?:ERR|ERROR)(?:_[A-Z0-9]{1,30}){1,6}\b(?!=)"
     r"|\bHEALTH_(?:WARN|ERR)\b"
+    r"|\bBUG: "
     r"|: not found\s*$"
     r"|\breturned -[1-9]\d{0,5}\b"
     r"|(?:^|\s)[EF]\d{4} \d\d:\d\d:\d\d\.\d{6}\s+\d+ [^\s\]]+:\d+\]"
@@ -222,7 +229,12 @@ Go's ``segmentation violation``), ``mismatch`` (``NVRM: API mismatch``), ``not l
 ``MST PCI module is not loaded``), an error code's identifier (``MPI_ERR_TRUNCATE``,
 ``CUDA_ERROR_TOO_MANY_PEERS``, ``GASNET_ERR_BAD_ARG``, ``ORTE_ERROR_LOG``; not when it is a
 variable being set, ``UCX_ERROR_SIGNALS=...``), Ceph's ``HEALTH_WARN``, a shell's ``sh: 1: x:
-not found`` and a call that ``returned -1``."""
+not found`` and a call that ``returned -1``. Later (same halves): a link reported down (a
+driver's ``NIC Link is Down``, a traffic generator's ``Link Down``), a flushed work request, an
+unrecognised option, the bare word ``fail`` (``ARMCI DASSERT fail``, ``result="fail"``), the
+kernel's ``BUG:``, a driver's ``Reset adapter``, a panic, ``bad <argument|value|lid|...>`` and
+a non-zero exit status (``exited with exit code 127``, ``shutting down with status 1``); the
+nccl-tests ``#wrong`` column and a script's ``exit 1`` stay quiet."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
