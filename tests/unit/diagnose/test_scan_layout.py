@@ -170,6 +170,22 @@ def test_errno_spelling_only_appends(line: str) -> None:
         "with status 1 (SYS)",
         "[   87.412596] BUG: Bad rss-counter state mm:(____ptrval____) idx:0 val:-1",
         "panic: At least one device with migEnabled=true was not configured correctly",
+        "ospfd[16124]: [EC 134217740] Packet[DD]: Neighbor 10.160.21.1 Negotiation fails.",
+        "A100-02:2358430:2358556 [1] NCCL INFO socketProgressOpt: abort called",
+        "Jun 04 13:52:36 tuolumne2150 flux[371635]: heartbeat.warning[1150]: heartbeat overdue",
+        "Jun 04 14:00:56 tuolumne2150 flux[371635]: overlay.crit[1150]: disconnecting: no "
+        "heartbeat for 5.1m",
+        "            Degraded data redundancy: 41904/200910 objects degraded (20.857%), 16 pgs "
+        "degraded, 16 pgs undersized",  # ceph -s
+        "ucp_request.c:524  UCX  DEBUG message truncated: recv_length 8230 offset 0 buffer_size "
+        "4480",
+        "flux-broker: PMI_Init: PMI not initialized",
+        "[0000]        No path to peer",  # Sandia OpenSHMEM
+        "May 25 23:44:23.684863 cmp227-5 INFO swss#supervisord: nbrmgrd RTNETLINK answers: File "
+        "exists",
+        "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249, "
+        "ip=10.0.0.78)",
+        "cudaSetDevice err: 802",
     ],
 )
 def test_error_words_beyond_error_and_failed(line: str) -> None:
@@ -189,6 +205,11 @@ def test_error_words_beyond_error_and_failed(line: str) -> None:
         "    exit 1",  # a script pasted with the output
         "flux-job: task(s) exited with exit code 0",
         "kernel.panic_on_oops = 1",
+        "cudaSetDevice err: 0",
+        "     [hw] rx discarded frames: 0",
+        "Tx bias high warning flag on lane 7: False",  # SONiC transceiver status (CMIS)
+        "\tLaser rx power low warning threshold      : 0.0933 mW / -10.30 dBm",  # ethtool -m
+        "\tAlarm/warning flags implemented           : Yes",
     ],
 )
 def test_benign_lines_stay_quiet(line: str) -> None:

@@ -200,7 +200,11 @@ _ERRORISH = re.compile(
     r"|[Bb]ad (?:argument|parameter|value|address|magic|state|pte|checksum|lid|port"
     r"|file descriptor)"
     r"|exited with (?:exit )?(?:status|code) -?[1-9]\d{0,3}|exit (?:status|code)[ :=]{1,3}-?[1-9]"
-    r"\d{0,3}|with status -?[1-9]\d{0,3})\b"
+    r"\d{0,3}|with status -?[1-9]\d{0,3}"
+    r"|fails|abort(?:ed|ing)?|(?<![Hh]igh )(?<![Ll]ow )(?<!/)warning(?!s? (?:flag|threshold))|CRIT(?:ICAL)?|[Cc]ritical|crit|[Dd]egraded|truncated"
+    r"|not (?:initiali[sz]ed|ready|properly set)|No path to|RTNETLINK answers)\b"
+    r"|Error\([A-Za-z.]{1,60}\): "
+    r"|\berr\s?[:=]\s?-?[1-9]\d{0,5}\b"
     r"|\b[A-Z][A-Z0-9]{1,20}_(?:ERR|ERROR)(?:_[A-Z0-9]{1,30}){1,6}\b(?!=)"
     r"|\bHEALTH_(?:WARN|ERR)\b"
     r"|\bBUG: "
@@ -234,7 +238,15 @@ driver's ``NIC Link is Down``, a traffic generator's ``Link Down``), a flushed w
 unrecognised option, the bare word ``fail`` (``ARMCI DASSERT fail``, ``result="fail"``), the
 kernel's ``BUG:``, a driver's ``Reset adapter``, a panic, ``bad <argument|value|lid|...>`` and
 a non-zero exit status (``exited with exit code 127``, ``shutting down with status 1``); the
-nccl-tests ``#wrong`` column and a script's ``exit 1`` stay quiet."""
+nccl-tests ``#wrong`` column and a script's ``exit 1`` stay quiet. And: ``fails``, a lower-case
+``abort``/``warning``/``crit`` (NCCL's ``abort called``, Flux's ``heartbeat.warning``,
+``overlay.crit``), ``critical``, ``degraded`` (Ceph), ``truncated``, ``not initialized``/``not
+ready``/``not properly set``, ``No path to`` (OpenSHMEM), a netlink error reply (``RTNETLINK
+answers: File exists``), an exception wrapping another (``RayTaskError(DistBackendError): ``)
+and a non-zero ``err: 802``. The threshold and flag names of ``ethtool -m`` (``Laser rx power
+low warning : On``) and counter names are not scanned: those kinds are judged by verdicts; a
+bare transceiver flag line (``Tx bias high warning flag on lane 7: False``, SONiC) stays quiet
+wherever it is."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
