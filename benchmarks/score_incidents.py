@@ -14,7 +14,10 @@ recognised" line) names the cause; **differential**, the cause is named by a fin
 among its alternatives that are not ruled out (docs/diagnose.md, "Differential diagnosis").
 Inputs are read the way a user would give them: every file of the case to one ``diagnose`` run.
 This is a benchmark, not a test: its score is recorded in docs/benchmarks.md, it is not
-asserted.
+asserted. A case whose ``incident.yaml`` has a ``leaked:`` note (its thread was read for the
+catalogues or rules after the case was frozen, so a later result is no longer evidence of
+generalisation) is scored as usual and also counted apart: ``faulty_right_clean`` /
+``faulty_clean`` leave such cases out.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def score_case(case: Path) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     want = set(meta.get("cause") or [])
     healthy = bool(meta.get("healthy"))
+    leaked = bool(meta.get("leaked"))
     named = [f for f in result.findings if f.severity in ("error", "warning")]
     causes = [f.cause for f in named if f.cause]
     ranked = [f for f in named if f.check != "diagnose.unrecognised-line"]
@@ -60,6 +64,7 @@ def score_case(case: Path) -> dict[str, Any]:
     return {
         "case": case.name,
         "healthy": healthy,
+        "leaked": leaked,
         "want": sorted(want),
         "right": right,
         "top1": top1,
@@ -91,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         "faulty_right": sum(r["right"] for r in faulty),
         "faulty_top1": sum(r["top1"] for r in faulty),
         "faulty_differential": sum(r["differential"] for r in faulty),
+        "faulty_clean": sum(not r["leaked"] for r in faulty),
+        "faulty_right_clean": sum(r["right"] and not r["leaked"] for r in faulty),
         "healthy": len(healthy),
         "healthy_clean": sum(r["right"] for r in healthy),
         "healthy_with_warnings": sum(bool(r["named"]) for r in healthy),
@@ -102,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         for r in rows:
             mark = "ok " if r["right"] else ("diff" if r["differential"] else "MISS")
+            mark += "*" if r["leaked"] else ""
             got = ", ".join(f"{n['severity'][0]}:{n['cause'] or n['check']}" for n in r["named"])
             print(f"{mark} {r['case']:<48} want {','.join(r['want']) or 'healthy':<28} got {got}")
     f, fr = totals["faulty"], totals["faulty_right"]
@@ -109,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     t1, dd = totals["faulty_top1"], totals["faulty_differential"]
     print(f"{args.set}: right cause in {fr}/{f} faulty ({100 * fr / max(f, 1):.0f}%), "
           f"{hc}/{h} healthy without an error; top-1 {t1}/{f}, "
-          f"in the differential {dd}/{f}")  # fmt: skip
+          f"in the differential {dd}/{f}"
+          + (f"; without the cases marked leaked (*) {totals['faulty_right_clean']}"
+             f"/{totals['faulty_clean']}" if totals["faulty_clean"] < f else ""))  # fmt: skip
     return 0
 
 
