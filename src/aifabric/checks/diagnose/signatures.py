@@ -186,10 +186,13 @@ class Signature(StrictModel):
                 raise ValueError(f"{self.id}: anchor {anchor!r} is not a word of {ex!r}")
         return self
 
-    def specificity(self) -> tuple[int, int, int]:
-        """How much a pattern says about a line: its priority, then the literal characters it
-        requires (text outside classes, escapes and optional parts), then its length."""
-        return _specificity(self.pattern, self.priority)
+    def specificity(self) -> tuple[int, int, int, int]:
+        """How much a pattern says about a line: whether it reads the message at all (a
+        ``catch_all`` entry, a program's wrapper that names no reason of its own, ranks below
+        every entry that does, even a last-resort errno text on the same line), its priority,
+        then the literal characters it requires (text outside classes, escapes and optional
+        parts), then its length."""
+        return _specificity(self.pattern, self.priority, self.catch_all)
 
     def regex(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)
@@ -299,8 +302,8 @@ def _longest_literal(pattern: str) -> str:
 
 
 @cache
-def _specificity(pattern: str, priority: int) -> tuple[int, int, int]:
-    return (priority, _required_literals(pattern), len(pattern))
+def _specificity(pattern: str, priority: int, catch_all: bool) -> tuple[int, int, int, int]:
+    return (0 if catch_all else 1, priority, _required_literals(pattern), len(pattern))
 
 
 def _required_literals(pattern: str) -> int:
@@ -366,7 +369,7 @@ def _read_catalogues() -> tuple[Catalogue, ...]:
     return tuple(out)
 
 
-IndexFacts = tuple[str, str, tuple[int, int, int]]
+IndexFacts = tuple[str, str, tuple[int, int, int, int]]
 """What the index needs of an entry: its anchor word, its longest required literal (``""`` for
 case-folded entries) and its specificity. Derived from the pattern by the stdlib's parser."""
 
@@ -435,7 +438,7 @@ class SignatureIndex:
     def __init__(
         self, catalogues: Iterable[Catalogue], facts: dict[str, IndexFacts] | None = None
     ) -> None:
-        Entry = tuple[tuple[int, int, int], Signature, str, str]
+        Entry = tuple[tuple[int, int, int, int], Signature, str, str]
         self.by_anchor: dict[str, list[Entry]] = defaultdict(list)
         self.folded: dict[str, list[Entry]] = defaultdict(list)
         self.entries: list[tuple[Signature, str]] = []
@@ -456,7 +459,7 @@ class SignatureIndex:
         """The most specific entry matching ``line[pos:endpos]``, or ``None``."""
         end = len(line) if endpos is None else endpos
         words = set(_WORD.findall(line, pos, end))
-        best: tuple[tuple[int, int, int], Signature, str, re.Match[str]] | None = None
+        best: tuple[tuple[int, int, int, int], Signature, str, re.Match[str]] | None = None
         for table, folded in ((self.by_anchor, False), (self.folded, True)):
             if not table:
                 continue
