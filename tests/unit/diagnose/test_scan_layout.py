@@ -10,7 +10,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from aifabric.checks.diagnose.engine import _ERRORISH, diagnose, errno_spelled, load_evidence
+from aifabric.checks.diagnose.engine import (
+    _ERRORISH,
+    _scan_line,
+    diagnose,
+    errno_spelled,
+    load_evidence,
+)
 from aifabric.checks.diagnose.signatures import signature_index
 
 STORE_TIMEOUT = (
@@ -131,6 +137,22 @@ def test_an_errno_printed_as_a_number_reads_as_its_words(tmp_path: Path) -> None
     assert _ids(tmp_path, "mr_alloc: ibv_reg_mr failed errno=12 addr 0x7f00 len 1048576\n") == [
         "errno.enomem-memory-registration"
     ]
+
+
+def test_an_errno_number_reads_past_a_catch_all_wrapper() -> None:
+    # Mercury 2.4's one-line error header is a catch-all (it names no reason); the errno number
+    # at the end is one, so the line is read with its strerror words too (na_ofi.c prints the
+    # fi_* return code as a negative errno).
+    line = (
+        "# [1700000000.123456] mercury->na [error] /build/mercury-2.4.1/src/na/na_ofi.c:3000 "
+        "na_ofi_mem_register() fi_mr_reg() failed, rc: -28"
+    )
+    only = signature_index().match(line)
+    assert only is not None and only.signature.catch_all
+    hits, errorish = _scan_line(line, signature_index())
+    assert not errorish
+    assert not hits[0].signature.catch_all
+    assert hits[-1].signature.id == only.signature.id  # the wrapper's context is kept
 
 
 @given(st.text(max_size=300))

@@ -412,11 +412,12 @@ def _scan_line(line: str, index: SignatureIndex) -> tuple[tuple[SignatureHit, ..
             hit = index.match(line)
             hits = (hit,) if hit is not None else ()
         errorish = not hits and _ERRORISH.search(line) is not None
-        if errorish:
+        if errorish or (hits and all(h.signature.catch_all for h in hits)):
+            # An errno number the line prints is a reason; a catch-all wrapper names none.
             spelled = errno_spelled(line)
             hit = index.match(spelled) if spelled is not None else None
-            if hit is not None:
-                hits, errorish = (hit,), False
+            if hit is not None and not hit.signature.catch_all:
+                hits, errorish = (hit, *hits), False
         got = (hits, errorish)
         if len(cache) >= _SCAN_CACHE_MAX:
             cache.clear()
