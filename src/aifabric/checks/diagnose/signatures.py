@@ -431,8 +431,9 @@ class SignatureIndex:
     """Every entry, indexed by anchor word, to match lines fast (see the module docstring).
 
     Where several entries match one line, the most specific wins (:meth:`Signature.specificity`:
-    the literal text a pattern requires), so a catalogue may hold a general entry
-    (``NCCL WARN``) and particular ones beside it.
+    an entry that reads the message before a ``catch_all`` wrapper, then priority, then the
+    literal text a pattern requires), so a catalogue may hold a general entry (``NCCL WARN``)
+    and particular ones beside it.
     """
 
     def __init__(
