@@ -236,3 +236,38 @@ def test_error_words_beyond_error_and_failed(line: str) -> None:
 )
 def test_benign_lines_stay_quiet(line: str) -> None:
     assert _ERRORISH.search(line) is None
+
+
+def _checks(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "log.txt"
+    path.write_text(text)
+    return [f.check for f in diagnose(load_evidence([path])).findings]
+
+
+def test_every_message_of_a_flattened_line_is_a_finding(tmp_path: Path) -> None:
+    # a catalogue finding on a line does not hide another entry's finding on the same line
+    checks = _checks(tmp_path, SYSTEM_ERROR + "10: " + CONNECT_ABORT + "\n")
+    assert "signature.nccl.connect-failed" in checks
+    assert "signature.nccl.result-system-error" in checks
+
+
+SANDBOX_CILIUM = (
+    "Warning  FailedCreatePodSandBox  2m  kubelet  Failed to create pod sandbox: rpc error: "
+    'code = Unknown desc = failed to setup network for sandbox "4f1b8e2a3c": plugin '
+    'type="cilium-cni" failed (add): unable to connect to Cilium agent: failed to create '
+    "cilium agent client after 30.000000 seconds timeout: dial unix "
+    "/var/run/cilium/cilium.sock: connect: no such file or directory"
+)
+"""kubelet's event (kuberuntime_manager.go) wrapping containerd's, libcni's and cilium-cni's
+messages (plugins/cilium-cni/cmd/cmd.go), flattened into one line as `kubectl describe` prints
+it."""
+
+
+def test_a_catch_all_wrapper_gives_way_to_the_message_it_wraps(tmp_path: Path) -> None:
+    checks = _checks(tmp_path, SANDBOX_CILIUM + "\n")
+    assert "signature.k8s-cni.cilium-agent-unreachable" in checks
+    # the kubelet wrapper (catch_all) names no reason: the entries reading the line replace it
+    assert "signature.k8s-rdma.kubelet-sandbox-create-failed" not in checks
+    # alone, the wrapper is still reported
+    alone = "Warning  FailedCreatePodSandBox  2m  kubelet  Failed to create pod sandbox: rpc error"
+    assert "signature.k8s-rdma.kubelet-sandbox-create-failed" in _checks(tmp_path, alone + "\n")

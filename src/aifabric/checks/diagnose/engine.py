@@ -1055,7 +1055,9 @@ def diagnose(
 
     A verdict or catalogue finding naming a cause class that a rule already names for the same
     subject is dropped (the rule explains it, with more context); a catalogue finding whose
-    lines a rule or verdict quotes is dropped too. Ranking: severity, then rules before
+    lines a rule or verdict quotes is dropped too, and so is a catch-all entry's finding whose
+    lines entries that read the message also took (every other entry matching a flattened line
+    gives its own finding). Ranking: severity, then rules before
     verdicts before catalogue entries, then confidence. ``only_rules`` runs the rules alone
     (tests of the rule language).
     """
@@ -1088,12 +1090,31 @@ def diagnose(
             continue
         ranked.append(("verdict", finding))
         by_verdict.add((finding.target, finding.cause))
-    for finding, lines in _signature_findings(ev):
-        redundant = lines <= explained or named(finding, by_rule | by_verdict)
-        explained |= lines
-        if redundant:
+    # Lines a rule or verdict quotes make a catalogue finding redundant; another catalogue
+    # finding on the same line does not (a flattened line holds several messages, each its own
+    # finding), except that a catch-all entry (a wrapper naming no reason) gives way on lines
+    # an entry that reads the message also took.
+    from aifabric.checks.diagnose.signatures import signature_by_id  # noqa: PLC0415
+
+    signature_findings = _signature_findings(ev)
+    by_id = signature_by_id()
+    wrappers = {
+        f.check for f, _ in signature_findings
+        if (entry := by_id.get(f.check.removeprefix("signature."))) is not None
+        and entry[0].catch_all
+    }  # fmt: skip
+    read: Quoted = set()
+    for finding, lines in signature_findings:
+        if finding.check not in wrappers:
+            read |= lines
+    for finding, lines in signature_findings:
+        if lines <= explained or named(finding, by_rule | by_verdict):
+            continue
+        if finding.check in wrappers and lines <= read:
             continue
         ranked.append(("signature", finding))
+    for _, lines in signature_findings:
+        explained |= lines
     ranked += [("unrecognised", f) for f in _unrecognised(ev, explained)]
     ranked += [("advisory", f) for f in advisory_findings(ev, [f for _, f in ranked])]
     order = {"error": 0, "warning": 1, "info": 2}
