@@ -208,6 +208,13 @@ def test_errno_spelling_only_appends(line: str) -> None:
         "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249, "
         "ip=10.0.0.78)",
         "cudaSetDevice err: 802",
+        "May 26 18:09:57 fedora kernel: amdgpu 0000:03:00.0: amdgpu: IP block:gfx_v11_0 is hung!",
+        "amdgpu 0000:03:00.0: [drm] device wedged, but recovered through reset",
+        "systemd[1]: Cumulus Linux System Monitoring Daemon is not active.",
+        "NOTICE pmon#xcvrd: Ethernet504: temperature status change from temperature high warning "
+        "to temperature high alarm",
+        "systemd-networkd[41000]: NDISC: No RA received before link confirmation timeout",
+        'openat(AT_FDCWD, "/dev/kfd", O_RDWR|O_CLOEXEC) = -1 ENOMEM (Cannot allocate memory)',
     ],
 )
 def test_error_words_beyond_error_and_failed(line: str) -> None:
@@ -232,6 +239,11 @@ def test_error_words_beyond_error_and_failed(line: str) -> None:
         "Tx bias high warning flag on lane 7: False",  # SONiC transceiver status (CMIS)
         "\tLaser rx power low warning threshold      : 0.0933 mW / -10.30 dBm",  # ethtool -m
         "\tAlarm/warning flags implemented           : Yes",
+        "\tModule voltage high alarm threshold       : 3.5000 V",  # ethtool -m
+        "\tLaser bias current high alarm             : Off",  # ethtool -m flag
+        "+priority-flow-control pause watchdog default timeout 0.05",  # a switch's config
+        "dist.init_process_group(backend='nccl',timeout=timedelta(seconds=18000))",
+        "[    1.685264] nvme nvme0: Shutdown timeout set to 10 seconds",
     ],
 )
 def test_benign_lines_stay_quiet(line: str) -> None:

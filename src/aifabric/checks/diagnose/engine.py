@@ -203,7 +203,10 @@ _ERRORISH = re.compile(
     r"\d{0,3}|with status -?[1-9]\d{0,3}"
     r"|fails|abort(?:ed|ing)?|(?<![Hh]igh )(?<![Ll]ow )(?<!/)warning(?!s? (?:flag|threshold))"
     r"|CRIT(?:ICAL)?|[Cc]ritical|crit|[Dd]egraded|truncated"
-    r"|not (?:initiali[sz]ed|ready|properly set)|No path to|RTNETLINK answers)\b"
+    r"|not (?:initiali[sz]ed|ready|properly set)|No path to|RTNETLINK answers"
+    r"|is hung|wedged|is not active|(?:high|low) alarm(?!\s{0,40}(?:threshold|flag|:))"
+    r"|timeout(?!\s{0,3}[=:(]|\s{1,3}\d|s|\s(?:set|of|is|value|to)\b))\b"
+    r"|= -1 E[A-Z]{2,15}\b"
     r"|Error\([A-Za-z.]{1,60}\): "
     r"|\berr\s?[:=]\s?-?[1-9]\d{0,5}\b"
     r"|\b[A-Z][A-Z0-9]{1,20}_(?:ERR|ERROR)(?:_[A-Z0-9]{1,30}){1,6}\b(?!=)"
@@ -247,7 +250,11 @@ answers: File exists``), an exception wrapping another (``RayTaskError(DistBacke
 and a non-zero ``err: 802``. The threshold and flag names of ``ethtool -m`` (``Laser rx power
 low warning : On``) and counter names are not scanned: those kinds are judged by verdicts; a
 bare transceiver flag line (``Tx bias high warning flag on lane 7: False``, SONiC) stays quiet
-wherever it is."""
+wherever it is. From the ninth set's development half: a hardware block that ``is hung`` or a
+device ``wedged`` (amdgpu), a unit that ``is not active``, a transceiver ``high alarm`` state
+(not an alarm threshold or flag name), a lower-case ``timeout`` (``link confirmation
+timeout``; not ``timeout=``, ``timeout 0.05`` or ``timeouts``) and a failed system call as
+strace prints it (``= -1 ENOMEM``)."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
