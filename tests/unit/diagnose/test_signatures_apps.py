@@ -246,7 +246,14 @@ def test_patterns_are_linear_on_100k_lines(entry: Signature) -> None:
         lines.append(half * (100_000 // len(half)))
     for line in lines:
         best = min(_timed(rx, line) for _ in range(3))
-        assert best < 0.05, f"{entry.id}: {best:.3f} s on {line[:20]!r}..."
+        if best < 0.05:
+            continue
+        # slow, but maybe only because the machine is busy: a linear pattern takes about ten
+        # times as long on a line ten times longer, a quadratic one about a hundred times
+        short = max(min(_timed(rx, line[:10_000]) for _ in range(3)), 0.0005)
+        assert best < 0.25 and best < 30 * short, (
+            f"{entry.id}: {best:.3f} s on {line[:20]!r}... (not linear)"
+        )
 
 
 def _timed(rx: re.Pattern[str], line: str) -> float:
