@@ -195,7 +195,8 @@ _ERRORISH = re.compile(
     r"|timed out|Timeout|TIMEOUT|refused|unreachable|Unreachable|denied|[Cc]annot|[Uu]nable to"
     r"|No such|[Cc]ould not|[Cc]ouldn't|[Cc]an't|command not found|ERR|ABORT|OOM"
     r"|SIG(?:SEGV|ABRT|BUS|ILL|FPE)|segmentation violation|[Mm]ismatch|not loaded"
-    r"|[Ll]ink (?:is )?[Dd]own|flushed|[Uu]nrecogni[sz]ed (?:option|argument|command)|fail"
+    r"|[Ll]ink (?:is )?[Dd]own|flushed|[Uu]n(?:recogni[sz]ed|known) (?:option|argument|command)"
+    r"|fail|[Uu]nhealthy|not healthy"
     r"|[Rr]eset adapter|PANIC|[Pp]anic(?:ked)?"
     r"|[Bb]ad (?:argument|parameter|value|address|magic|state|pte|checksum|lid|port"
     r"|file descriptor)"
@@ -254,7 +255,9 @@ wherever it is. From the ninth set's development half: a hardware block that ``i
 device ``wedged`` (amdgpu), a unit that ``is not active``, a transceiver ``high alarm`` state
 (not an alarm threshold or flag name), a lower-case ``timeout`` (``link confirmation
 timeout``; not ``timeout=``, ``timeout 0.05`` or ``timeouts``) and a failed system call as
-strace prints it (``= -1 ENOMEM``)."""
+strace prints it (``= -1 ENOMEM``). From the tenth set's development half: an ``unknown
+option`` (a start script's ``Unknown option: <file>``) and a component reported ``unhealthy`` or
+``not healthy`` (a node agent's ``fabric state is not healthy``)."""
 
 MAX_LINE_SCAN = 4096
 """Lines are scanned up to this many characters (a 100 KB line is cut, never a hang)."""
