@@ -32,7 +32,8 @@ reported as unrecognised).
 every line. Each entry has an *anchor*: a word (``\\w+`` token) that every matching line contains.
 Lines are split into word tokens once; only entries whose anchor is among them are tried. The
 anchor is given, or derived as the longest word that the pattern contains literally and that
-every example holds.
+every example holds. Where the anchor sits in one branch of an alternation (or an optional part),
+the entry is also indexed under a word of each other branch, so no match goes untried.
 """
 
 from __future__ import annotations
@@ -243,6 +244,13 @@ def _required_words(pattern: str) -> tuple[str, ...]:
     """Whole words (3+ characters) that every match of ``pattern`` contains: words of literal
     runs at the pattern's top level or in groups that must match, never in alternatives or
     optional parts, and not cut by a class at either end of their run."""
+    try:
+        return _required_words_of(_sre_parse(pattern))
+    except Exception:  # an internal API: fall back to no derived words
+        return ()
+
+
+def _required_words_of(items: Any) -> tuple[str, ...]:
     runs: list[str] = []
 
     def walk(items: Any) -> None:
@@ -264,10 +272,7 @@ def _required_words(pattern: str) -> tuple[str, ...]:
                 walk(arg[2])
         runs.append("".join(run))
 
-    try:
-        walk(_sre_parse(pattern))
-    except Exception:  # an internal API: fall back to no derived words
-        return ()
+    walk(items)
     words: list[str] = []
     for run in runs:
         for m in _WORD.finditer(run):
@@ -278,6 +283,100 @@ def _required_words(pattern: str) -> tuple[str, ...]:
             if len(w) >= 3 and not edge:
                 words.append(w)
     return tuple(words)
+
+
+_MAX_SKELETONS = 64
+"""Alternation expansions :func:`_extra_anchors` reads before it gives up on an entry."""
+
+
+def _skeletons(items: Any) -> list[str] | None:
+    """Every way through the alternations of ``items`` as literal text, the parts that are not
+    literal written ``\x00`` (optional parts left out); ``None`` past :data:`_MAX_SKELETONS`."""
+    out = [""]
+    for op, arg in items:
+        name = str(op)
+        parts: list[str] | None
+        if name == "LITERAL":
+            parts = [chr(arg)]
+        elif name == "AT":
+            parts = [" "]  # \b, ^, $: a clean word edge
+        elif name == "BRANCH":
+            parts = []
+            for alt in arg[1]:
+                sub = _skeletons(alt)
+                if sub is None:
+                    return None
+                parts += sub
+        elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+            parts = _skeletons(arg[-1] if name == "SUBPATTERN" else arg)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and int(arg[0]) >= 1:
+            sub = _skeletons(arg[2])
+            parts = None if sub is None else [p + "\x00" for p in sub]
+        else:
+            parts = ["\x00"]
+        if parts is None or len(out) * len(parts) > _MAX_SKELETONS:
+            return None
+        out = [a + b for a in out for b in parts]
+    return out
+
+
+def _extra_anchors(pattern: str, key: str, folded: bool) -> tuple[str, ...]:
+    """More index words for an entry whose anchor not every match holds, so that no match goes
+    untried: a line is tried against an entry only when it holds one of the entry's index words.
+    An anchor inside an alternative (``Connection was reset by remote peer|Receiver connection
+    aborted`` with anchor ``remote``) or an optional part leaves the other branch's lines
+    unmatched. The pattern is expanded into its ways through the alternations
+    (:func:`_skeletons`); each way whose literal text lacks the anchor adds its longest whole
+    word (one not glued to a non-literal part). Where the pattern has too many ways, the longest
+    word every match holds is taken, if any."""
+
+    def norm(word: str) -> str:
+        return word.lower() if folded else word
+
+    try:
+        items = _sre_parse(pattern)
+        required = [norm(w) for w in _required_words_of(items)]
+    except Exception:  # an internal API: no extra words then
+        return ()
+    if key in required:
+        return ()
+    def cover(ways: list[str]) -> tuple[list[str], bool]:
+        out: list[str] = []
+        complete = True
+        for way in ways:
+            words = [
+                norm(m.group())
+                for m in _WORD.finditer(way)
+                if len(m.group()) >= 3
+                and (m.start() == 0 or way[m.start() - 1] != "\x00")
+                and (m.end() == len(way) or way[m.end()] != "\x00")
+            ]
+            if key in words:
+                continue
+            if words:
+                out.append(max(words, key=len))
+            else:
+                complete = False
+        return out, complete
+
+    ways = _skeletons(items)
+    if ways is not None:
+        found, _ = cover(ways)
+    elif required:
+        found = [max(required, key=len)]
+    else:
+        # Too many ways: cover one group every match passes through, on its own.
+        found = []
+        for op, arg in items:
+            if str(op) not in ("SUBPATTERN", "BRANCH"):
+                continue
+            ways = _skeletons([(op, arg)])
+            if ways is None:
+                continue
+            found, complete = cover(ways)
+            if complete:
+                break
+    return tuple(dict.fromkeys(w for w in found if w != key))
 
 
 @cache
@@ -369,13 +468,16 @@ def _read_catalogues() -> tuple[Catalogue, ...]:
     return tuple(out)
 
 
-IndexFacts = tuple[str, str, tuple[int, int, int, int]]
+IndexFacts = tuple[str, str, tuple[int, int, int, int], tuple[str, ...]]
 """What the index needs of an entry: its anchor word, its longest required literal (``""`` for
-case-folded entries) and its specificity. Derived from the pattern by the stdlib's parser."""
+case-folded entries), its specificity and the extra index words an anchor inside an alternative
+needs (:func:`_extra_anchors`). Derived from the pattern by the stdlib's parser."""
 
 
 def _index_facts(sig: Signature) -> IndexFacts:
-    return sig.key(), "" if sig.flags else _longest_literal(sig.pattern), sig.specificity()
+    key = sig.key()
+    literal = "" if sig.flags else _longest_literal(sig.pattern)
+    return key, literal, sig.specificity(), _extra_anchors(sig.pattern, key, bool(sig.flags))
 
 
 def _build() -> tuple[tuple[Catalogue, ...], dict[str, IndexFacts]]:
@@ -449,9 +551,10 @@ class SignatureIndex:
             for sig in cat.entries:
                 self.entries.append((sig, cat.program))
                 known = facts.get(sig.id) if facts is not None else None
-                key, literal, spec = known or _index_facts(sig)
+                key, literal, spec, extra = known or _index_facts(sig)
                 entry = (spec, sig, cat.program, literal)
-                (self.folded if sig.flags else self.by_anchor)[key].append(entry)
+                for word in (key, *extra):
+                    (self.folded if sig.flags else self.by_anchor)[word].append(entry)
         for table in (self.by_anchor, self.folded):
             for entries in table.values():
                 entries.sort(key=lambda e: e[0], reverse=True)
