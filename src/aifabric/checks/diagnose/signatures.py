@@ -328,7 +328,8 @@ def _extra_anchors(pattern: str, key: str, folded: bool) -> tuple[str, ...]:
     unmatched. The pattern is expanded into its ways through the alternations
     (:func:`_skeletons`); each way whose literal text lacks the anchor adds its longest whole
     word (one not glued to a non-literal part). Where the pattern has too many ways, the longest
-    word every match holds is taken, if any."""
+    word every match holds is taken; failing that, the ways through the first group that alone
+    has few enough of them."""
 
     def norm(word: str) -> str:
         return word.lower() if folded else word
@@ -340,6 +341,7 @@ def _extra_anchors(pattern: str, key: str, folded: bool) -> tuple[str, ...]:
         return ()
     if key in required:
         return ()
+
     def cover(ways: list[str]) -> tuple[list[str], bool]:
         out: list[str] = []
         complete = True
