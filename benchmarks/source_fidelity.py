@@ -78,7 +78,7 @@ _FIELD = re.compile(
     r"%%"
     r"|%\(\w+\)[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]"
     r"|%(?:\d+\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?"
-    r"(?:hh|h|ll|l|L|q|j|z|Z|t|I64|I32)?(?:p[A-Za-z0-9]*|[diouxeEfFgGaAcsnmvwq]|[A-Z])"
+    r"(?:hh|h|ll|l|L|q|j|z|Z|t|I64|I32)?(?:p[A-Za-z0-9]*|[diouxeEfFgGaAcsnmvwq]|[A-Z](?![A-Za-z]))"
     r"|\{[^{}]*\}"
     r"|\$\{[^{}]*\}|\$[\w?@#*!-]\w*"
     r'|"\s*(?:PRI\w+|SCN\w+|[A-Z_][A-Z0-9_]*)\s*"'
@@ -88,7 +88,7 @@ Python's {...} and %(name)s, shell variables and parameters, BIRD's %I-style upp
 directives, and an upper-case macro between two joined C literals. ``%%`` is a percent sign."""
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
-_UNESCAPE = {"n": "\n", "t": " ", "r": " ", '"': '"', "'": "'", "\\": "\\", "0": ""}
+_UNESCAPE = {"n": "\n", "t": "\t", "r": " ", '"': '"', "'": "'", "\\": "\\", "0": ""}
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,14 @@ def test_printf_fields_take_what_the_c_library_prints(sf: ModuleType) -> None:
     assert not traced(sf, src, ".cc", "node1:42:42 [0] NCCL WARN Cuda error 217 'x'")
 
 
+def test_a_percent_word_is_text_not_a_directive(sf: ModuleType) -> None:
+    # Arista EOS message ids start with "%": only "%L" before a conversion letter is a length
+    src = 'log("%LINEPROTO-5-UPDOWN: Line protocol on Interface %s, changed state to %s", i, s);'
+    line = "%LINEPROTO-5-UPDOWN: Line protocol on Interface Ethernet1, changed state to down"
+    assert traced(sf, src, ".c", line)
+    assert not traced(sf, src, ".c", line.replace("%LINEPROTO", "%LINKSTATE"))
+
+
 def test_joined_literals_and_a_format_macro_between(sf: ModuleType) -> None:
     src = 'printf("read %" PRIu64 " bytes "\n       "from %s\\n", n, path);'
     assert traced(sf, src, ".c", "read 4096 bytes from /dev/infiniband/uverbs0")
