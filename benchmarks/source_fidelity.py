@@ -78,14 +78,15 @@ _FIELD = re.compile(
     r"%%"
     r"|%\(\w+\)[-+ #0]*\d*(?:\.\d+)?[a-zA-Z]"
     r"|%(?:\d+\$)?[-+ #0']*(?:\d+|\*)?(?:\.(?:\d+|\*))?"
-    r"(?:hh|h|ll|l|L|q|j|z|Z|t|I64|I32)?(?:p[A-Za-z0-9]*|[diouxeEfFgGaAcsnmvwq]|[A-Z](?![A-Za-z]))"
+    r"(?:hh|h|ll|l|L|q|j|z|Z|t|I64|I32)?(?:p[A-Za-z0-9]*|[diouxeEfFgGaAcsnmvwqr]|[A-Z](?![A-Za-z]))"
     r"|\{[^{}]*\}"
     r"|\$\{[^{}]*\}|\$[\w?@#*!-]\w*"
     r'|"\s*(?:PRI\w+|SCN\w+|[A-Z_][A-Z0-9_]*)\s*"'
 )
 """A field of a format: printf directives (with the kernel's %p extensions, Go's %v/%w/%q/%T),
-Python's {...} and %(name)s, shell variables and parameters, BIRD's %I-style upper-case
-directives, and an upper-case macro between two joined C literals. ``%%`` is a percent sign."""
+Python's {...} (``{{`` is a brace), %(name)s and %r, shell variables and parameters, BIRD's
+%I-style upper-case directives, and an upper-case macro between two joined C literals. ``%%``
+is a percent sign."""
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
 _UNESCAPE = {"n": "\n", "t": "\t", "r": " ", '"': '"', "'": "'", "\\": "\\", "0": ""}
@@ -180,8 +181,9 @@ def literals(text: str, ext: str) -> list[Literal]:
     seen: set[tuple[str, ...]] = set()
     for line in (line for lit in _joined(text, ext) for line in lit.split("\n")):
         raw = re.sub(r"%[-+ #0-9.]*$", "", line)  # "...%" PRIx64 at the end: the field's start
+        raw = raw.replace("{{", "\x01").replace("}}", "\x02")  # a brace, not a field
         parts = tuple(
-            p
+            p.replace("\x01", "{").replace("\x02", "}")
             for p in re.split(r"\x00|" + _FIELD.pattern, raw.replace("%%", "%"))
             if p and p.strip()
         )

@@ -77,11 +77,15 @@ def test_python_formats(sf: ModuleType) -> None:
         'raise ValueError("rank {} out of range {}".format(r, n))\n'
         "log('%(host)s refused the connection', d)\n"
         "msg = 'worker ' + str(rank) + ' exited early'\n"
+        "raise RuntimeError(f'needs {{\"GPU\": {n}}} but has {have!r}')\n"
+        "log('import of %r failed with %r', name, exc)\n"
     )
     assert traced(sf, src, ".py", "ERROR Store kv0 timed out after 30.0 s")
     assert traced(sf, src, ".py", "ValueError: rank 9 out of range 8")
     assert traced(sf, src, ".py", "node7 refused the connection")
     assert traced(sf, src, ".py", "worker 3 exited early")
+    assert traced(sf, src, ".py", 'RuntimeError: needs {"GPU": 16.0} but has 8.0')
+    assert traced(sf, src, ".py", "import of 'amdsmi' failed with ModuleNotFoundError('x')")
 
 
 def test_help_files_are_read_a_line_at_a_time(sf: ModuleType) -> None:
