@@ -113,6 +113,17 @@ def test_benign_lines_are_benign(line: str, entry: str) -> None:
             "mlx5-kernel.xid-79",
         ),
         ("NVRM: Xid (PCI:0000:05:00): 57, pid=1234", "mlx5-kernel.xid-any"),
+        # a paste with the GPU's address masked by the user (NVIDIA/nccl issue 2241): still
+        # the Xid's own entry
+        (
+            "kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV"
+            " Error",
+            "nvidia-kernel.xid-137",
+        ),
+        (
+            "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)",
+            "nvidia-kernel.xid-nvlink5-nonfatal",
+        ),
     ],
 )
 def test_most_specific_entry_wins(line: str, entry: str) -> None:
