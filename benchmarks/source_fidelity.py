@@ -5,6 +5,7 @@ Usage::
     python benchmarks/source_fidelity.py MIRRORS [MIRRORS...]    # figures by program
     python benchmarks/source_fidelity.py MIRRORS --list untraced # the entries to review
     python benchmarks/source_fidelity.py MIRRORS --json          # one JSON document
+    python benchmarks/source_fidelity.py MIRRORS --list drift    # not printed by the newest release
 
 ``MIRRORS`` is a directory of git clones (bare or not) named ``owner+name`` or
 ``owner+name/repo`` or ``owner/name``, with the tags the catalogues cite; a repository too large
@@ -41,6 +42,12 @@ A ref the mirror lacks is read at the mirror's newest commit (for unpacked relea
 release there) and counted as ``ref fallback``. A C++ file of a wheel, which holds it only
 compiled, is read in the printable strings of its libraries when the unpacked wheel has them
 (``_binary_strings.txt``, ``strings -n 10`` of its ``.so`` files).
+With ``--drift`` (or ``--list drift``), an entry traced at its cited tag is read again at the
+newest release tag of the same series in the mirror (same shape: ``v2.18.6-1`` -> the highest
+``v<n>.<n>.<n>-<n>``): **same**, **moved** (another file prints it), **reworded** (the file no
+longer prints it) or **gone** (neither the file nor the text is left). A reworded message is a
+line of the current release the catalogue may miss; a removed one only needs its ``versions``.
+
 This is a benchmark of the catalogues' quality, not a test: the sources are not part of the
 project and CI has no mirrors. docs/benchmarks.md records the figures with the commit.
 """
@@ -391,7 +398,48 @@ def classify(sig: Signature, lits: Sequence[Literal] | LiteralIndex) -> str:
     return "weak" if weak else "untraced"
 
 
-def run(roots: list[Path], programs: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+@cache
+def _tags(repo: Path) -> tuple[str, ...]:
+    return tuple((_git(repo, "tag") or "").split())
+
+
+def newest_tag(repo: Path, ref: str) -> str | None:
+    """The repository's newest release of the same series as ``ref``: the highest tag of the
+    same shape (``v2.18.6-1`` -> the highest ``v<n>.<n>.<n>-<n>``, so that a package's own tags
+    in the same repository and release candidates are not taken); none for a commit."""
+
+    def version(tag: str) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\d+", tag))
+
+    shape = re.compile(re.sub(r"\\d\+|\d+", r"\\d+", re.escape(ref)))
+    same = [t for t in _tags(repo) if shape.fullmatch(t)]
+    return max(same, key=version) if same and not re.fullmatch(r"[0-9a-f]{40}", ref) else None
+
+
+def drift(repo: Path, ref: str, path: str, sig: Signature) -> tuple[str, str | None]:
+    """Whether an entry traced at its ``ref`` still is at the repository's newest release:
+    ``same``, ``moved`` (another file prints it), ``reworded`` (the file no longer prints
+    it: the message changed or was removed) or ``gone`` (neither the file nor the text is
+    left); with the tag read."""
+    tag = newest_tag(repo, ref)
+    if tag is None:
+        return "", None
+    if tag == ref:
+        return "same", tag
+    text, _ = read_source(repo, tag, path)
+    if (
+        text is not None
+        and classify(sig, LiteralIndex(literals(text, source_ext(path)))) == "traced"
+    ):
+        return "same", tag
+    if elsewhere(repo, tag, sig, path) is not None:
+        return "moved", tag
+    return ("reworded" if text is not None else "gone"), tag
+
+
+def run(
+    roots: list[Path], programs: frozenset[str] = frozenset(), with_drift: bool = False
+) -> list[dict[str, Any]]:
     by_file: dict[tuple[str, str, str], list[tuple[str, Signature]]] = defaultdict(list)
     rows: list[dict[str, Any]] = []
     for cat in all_catalogues():
@@ -436,6 +484,9 @@ def run(roots: list[Path], programs: frozenset[str] = frozenset()) -> list[dict[
                     found = elsewhere_in_tree(tree, sig, in_tree)
                 if found is not None:
                     status = "elsewhere"
+            newest: tuple[str, str | None] = ("", None)
+            if with_drift and mirror is not None and status == "traced" and not fallback:
+                newest = drift(mirror, ref, path, sig)
             rows.append(
                 {
                     "id": sig.id,
@@ -447,6 +498,8 @@ def run(roots: list[Path], programs: frozenset[str] = frozenset()) -> list[dict[
                     "ref_fallback": fallback,
                     "found_in": found or (in_tree if in_tree == BINARY_STRINGS else None),
                     "example": sig.examples[0],
+                    "newest": newest[0],
+                    "newest_tag": newest[1],
                 }
             )
     return rows
@@ -455,15 +508,30 @@ def run(roots: list[Path], programs: frozenset[str] = frozenset()) -> list[dict[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirrors", type=Path, nargs="+", help="directories of mirrors")
-    parser.add_argument("--list", choices=["untraced", "weak", "elsewhere", "no file", "no mirror"])
+    parser.add_argument(
+        "--list", choices=["untraced", "weak", "elsewhere", "no file", "no mirror", "drift"]
+    )
+    parser.add_argument(
+        "--drift",
+        action="store_true",
+        help="also read each traced entry at its repository's newest release tag",
+    )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--program", action="append", default=[], help="only this catalogue's entries (repeatable)"
     )
     args = parser.parse_args(argv)
-    rows = run(args.mirrors, frozenset(args.program))
+    rows = run(args.mirrors, frozenset(args.program), args.drift or args.list == "drift")
     if args.json:
         json.dump(rows, sys.stdout, indent=1)
+        return 0
+    if args.list == "drift":
+        for r in rows:
+            if r["newest"] in ("moved", "reworded", "gone"):
+                where = f"{r['repo']}@{r['ref']}:{r['path']}"
+                print(
+                    f"{r['id']}\t{r['newest']} at {r['newest_tag']}\t{where}\t{r['example'][:160]}"
+                )
         return 0
     if args.list:
         for r in rows:
@@ -482,6 +550,12 @@ def main(argv: list[str] | None = None) -> int:
         share = f" ({100 * total[k] / max(read, 1):.1f}% of read)" if k in shares else ""
         print(f"  {k:10} {total[k]:5}{share}")
     print(f"  ref fallback {sum(r['ref_fallback'] for r in rows)}")
+    newest = Counter(r["newest"] for r in rows if r["newest"])
+    if newest:
+        print(
+            "traced entries at their repository's newest release: "
+            + ", ".join(f"{k} {newest[k]}" for k in ("same", "moved", "reworded", "gone"))
+        )
     print("\nby program (traced/elsewhere/weak/untraced/no file/no mirror):")
     for prog, c in sorted(by_prog.items(), key=lambda kv: -kv[1]["untraced"]):
         cols = " ".join(

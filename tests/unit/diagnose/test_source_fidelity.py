@@ -154,6 +154,8 @@ def test_an_entry_is_read_at_its_tag(sf: ModuleType, tmp_path: Path) -> None:
     git("tag", "v1")
     (repo / "log.c").write_text('err("port %s went away", dev);\n')
     git("commit", "-q", "-am", "two")
+    git("tag", "v2")
+    git("tag", "pkg-v0.9")  # another series' tag in the same repository
 
     def entry(example: str, ref: str) -> Signature:
         return Signature.model_validate(
@@ -176,6 +178,13 @@ def test_an_entry_is_read_at_its_tag(sf: ModuleType, tmp_path: Path) -> None:
     assert fallback is True
     assert sf.classify(entry("E: port eth2 went away", "v9"), sf.literals(new, ".c")) == "traced"
     assert sf.read_source(repo, "v1", "missing.c") == (None, False)
+    # the newest release of the cited series no longer prints the v1 wording
+    assert sf.newest_tag(repo, "v1") == "v2"
+    assert sf.drift(repo, "v1", "log.c", entry("E: link eth2 is down (state 1)", "v1")) == (
+        "reworded",
+        "v2",
+    )
+    assert sf.drift(repo, "v2", "log.c", entry("E: port eth2 went away", "v2")) == ("same", "v2")
 
 
 def test_an_unpacked_release_stands_for_a_repository_too_large_to_mirror(
