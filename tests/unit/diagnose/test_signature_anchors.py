@@ -95,7 +95,8 @@ def test_strings_a_pattern_matches_hold_an_index_word(sig: object) -> None:
     words = {key, *extra}
     flags = re.IGNORECASE if sig.flags else 0
 
-    @settings(max_examples=25, deadline=None, database=None,
+    # derandomize: the same strings on every run, so that CI cannot go red by chance
+    @settings(max_examples=25, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(st.from_regex(re.compile(sig.pattern, flags), fullmatch=True,
                          alphabet=st.characters(codec="ascii")))

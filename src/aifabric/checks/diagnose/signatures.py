@@ -327,9 +327,9 @@ def _extra_anchors(pattern: str, key: str, folded: bool) -> tuple[str, ...]:
     aborted`` with anchor ``remote``) or an optional part leaves the other branch's lines
     unmatched. The pattern is expanded into its ways through the alternations
     (:func:`_skeletons`); each way whose literal text lacks the anchor adds its longest whole
-    word (one not glued to a non-literal part). Where the pattern has too many ways, the longest
-    word every match holds is taken; failing that, the ways through the first group that alone
-    has few enough of them."""
+    word (one not glued to a non-literal part; failing that, its longest word). Where the
+    pattern has too many ways, the longest word every match holds is taken; failing that, the
+    ways through the first group that alone has few enough of them."""
 
     def norm(word: str) -> str:
         return word.lower() if folded else word
@@ -346,14 +346,17 @@ def _extra_anchors(pattern: str, key: str, folded: bool) -> tuple[str, ...]:
         out: list[str] = []
         complete = True
         for way in ways:
-            words = [
+            matches = [m for m in _WORD.finditer(way) if len(m.group()) >= 3]
+            whole = [
                 norm(m.group())
-                for m in _WORD.finditer(way)
-                if len(m.group()) >= 3
-                and (m.start() == 0 or way[m.start() - 1] != "\x00")
+                for m in matches
+                if (m.start() == 0 or way[m.start() - 1] != "\x00")
                 and (m.end() == len(way) or way[m.end()] != "\x00")
             ]
-            if key in words:
+            # a word next to a non-literal part (``unr {0,2}\|``) is a whole word of most
+            # lines all the same: better than leaving the way untried
+            words = whole or [norm(m.group()) for m in matches]
+            if key in words or key in (norm(m.group()) for m in matches):
                 continue
             if words:
                 out.append(max(words, key=len))
