@@ -322,6 +322,16 @@ def source_ext(path: str) -> str:
 _RUN = re.compile(r"[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){2,}")
 
 
+@cache
+def _git_index(repo: Path, ref: str, path: str) -> LiteralIndex | None:
+    """The literals of a file at ``ref`` (no ref fallback), read once however many entries
+    cite it: :func:`elsewhere` and :func:`drift` ask for the same files entry after entry."""
+    text, fallback = read_source(repo, ref, path)
+    if text is None or fallback:
+        return None
+    return LiteralIndex(literals(text, source_ext(path)))
+
+
 def elsewhere(repo: Path, ref: str, sig: Signature, cited: str) -> str | None:
     """Another file of the repository at ``ref`` whose literals trace the entry: the longest
     run of three or more plain words of an example is looked up with ``git grep``."""
@@ -337,9 +347,8 @@ def elsewhere(repo: Path, ref: str, sig: Signature, cited: str) -> str | None:
             path = hit.split(":", 1)[1]
             if path == cited:
                 continue
-            text = _git(repo, "cat-file", "-p", hit)
-            suffix = Path(path).suffix.lower()
-            if text is not None and classify(sig, literals(text, suffix)) == "traced":
+            index = _git_index(repo, commit.strip(), path)
+            if index is not None and classify(sig, index) == "traced":
                 return path
     return None
 
@@ -426,15 +435,12 @@ def drift(repo: Path, ref: str, path: str, sig: Signature) -> tuple[str, str | N
         return "", None
     if tag == ref:
         return "same", tag
-    text, _ = read_source(repo, tag, path)
-    if (
-        text is not None
-        and classify(sig, LiteralIndex(literals(text, source_ext(path)))) == "traced"
-    ):
+    index = _git_index(repo, tag, path)
+    if index is not None and classify(sig, index) == "traced":
         return "same", tag
     if elsewhere(repo, tag, sig, path) is not None:
         return "moved", tag
-    return ("reworded" if text is not None else "gone"), tag
+    return ("reworded" if index is not None else "gone"), tag
 
 
 def run(
