@@ -57,6 +57,43 @@ def test_jitter_of_the_n2n_series() -> None:
     assert j.target == "10.30.10.2"
 
 
+def _ping_series(tmp_path: Path, times_ms: list[float]) -> Path:
+    lines = ["PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data."]
+    lines += [f"64 bytes from 10.0.0.2: icmp_seq={i} ttl=64 time={t:.3f} ms"
+              for i, t in enumerate(times_ms, 1)]
+    path = tmp_path / "ping.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_one_late_reply_is_a_spike_not_jitter(tmp_path: Path) -> None:
+    """29 replies at 0.05 ms and one at 1.8 ms (a veth on a busy 2-core machine): iputils' mdev
+    is 0.31 ms, 290 % of the 0.108 ms average, but without the slowest reply it is 0; and the
+    one late reply is 1.75 ms above the median, under the spike test's 5 ms."""
+    times = [0.05] * 30 + [1.8]  # the first reply is left out (ARP), 30 remain
+    (j,) = _derived([_ping_series(tmp_path, times)], "rtt_jitter")
+    assert j.samples == 30
+    mean = (29 * 0.05 + 1.8) / 30
+    mdev = math.sqrt((29 * 0.05**2 + 1.8**2) / 30 - mean**2)
+    assert j.mdev_ms == pytest.approx(mdev, abs=1e-3)
+    assert j.jitter_ratio is not None and j.jitter_ratio > 2.5
+    assert j.trimmed_mdev_ms == 0.0
+    assert not j.jittery
+
+
+def test_lasting_variance_is_jitter(tmp_path: Path) -> None:
+    """Replies alternating 0.1 and 1.1 ms: avg 0.6, mdev 0.5 ms (83 %); without the slowest
+    tenth (3 of 30) 12 at 1.1 and 15 at 0.1 remain: avg 0.544, mdev 0.497 ms (91 %)."""
+    times = [0.1] + [0.1, 1.1] * 15
+    (j,) = _derived([_ping_series(tmp_path, times)], "rtt_jitter")
+    assert j.mdev_ms == pytest.approx(0.5, abs=1e-3)
+    kept = [1.1] * 12 + [0.1] * 15
+    m = sum(kept) / 27
+    assert j.trimmed_mdev_ms == pytest.approx(math.sqrt(sum(t * t for t in kept) / 27 - m * m),
+                                              abs=1e-3)
+    assert j.jittery and j.reason.startswith("mdev 0.500 ms is 83% of the average")
+
+
 def test_wan_series_is_not_jittery() -> None:
     (j,) = _derived([CASES / "ping-healthy-wan-ipv6" / "ping6.txt"], "rtt_jitter")
     assert j.samples == 19
