@@ -5,6 +5,7 @@ Usage::
     python benchmarks/score_incidents.py dev          # the development half
     python benchmarks/score_incidents.py frozen       # the frozen half: measured once, at the end
     python benchmarks/score_incidents.py dev --json   # one JSON document
+    python benchmarks/score_incidents.py --ceiling    # every set, split by what the input shows
 
 A faulty incident counts as **right** when an ``error`` or ``warning`` finding names one of the
 cause classes its thread established (``incident.yaml`` ``cause:``); a healthy capture counts as
@@ -18,6 +19,16 @@ asserted. A case whose ``incident.yaml`` has a ``leaked:`` note (its thread was 
 catalogues or rules after the case was frozen, so a later result is no longer evidence of
 generalisation) is scored as usual and also counted apart: ``faulty_right_clean`` /
 ``faulty_clean`` leave such cases out.
+
+``--ceiling`` scores every set and splits the faulty cases by whether their input shows the
+established cause at all (``visibility.tsv``: ``S`` shown, ``I`` inferable among a few causes,
+``A`` absent from the input; two independent readings and a third where they differed, see
+benchmarks/incidents/README.md), beside each frozen case's result at first contact
+(``first_contact.tsv``: the commit it was first measured on and whether it was right) and a
+blind expert reading of the same inputs (``expert.tsv``: up to three cause classes named from
+the pasted inputs alone, most likely first). No reader of the input alone can name an ``A``
+case's cause, so the share of ``A`` cases bounds what any paste-reading diagnosis can reach;
+the expert's top-1 and top-3 say how far a careful reader gets.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ import yaml
 from aifabric.checks.diagnose import diagnose, load_evidence
 
 ROOT = Path(__file__).resolve().parent / "incidents"
+LABELS = {"S": "shown", "I": "inferable", "A": "absent"}
 
 
 def score_case(case: Path) -> dict[str, Any]:
@@ -79,12 +91,91 @@ def score_case(case: Path) -> dict[str, Any]:
     }
 
 
+def _table(path: Path, width: int) -> dict[str, list[str]]:
+    rows: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            cells = line.split("\t")
+            if len(cells) != width:
+                raise SystemExit(f"{path.name}: expected {width} columns: {line!r}")
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def ceiling() -> dict[str, Any]:
+    """Faulty cases of every set by visibility label: now right, and right at first contact."""
+    vis = _table(ROOT / "visibility.tsv", 6)
+    first = _table(ROOT / "first_contact.tsv", 3)
+    expert = _table(ROOT / "expert.tsv", 4)
+    sets = sorted(p.name for p in ROOT.iterdir() if p.is_dir())
+    out: dict[str, Any] = {}
+    for half in ("frozen", "dev"):
+        cells: dict[str, dict[str, int]] = {}
+        for name in (s for s in sets if s.startswith(half)):
+            for case in sorted(p.parent for p in (ROOT / name).glob("*/incident.yaml")):
+                key = f"{name}/{case.name}"
+                r = score_case(case)
+                if r["healthy"]:
+                    continue
+                if key not in vis:
+                    raise SystemExit(f"visibility.tsv has no label for {key}")
+                c = cells.setdefault(vis[key][3], dict.fromkeys(
+                    ("cases", "right", "top1", "clean", "right_clean", "first", "first_right",
+                     "expert_top1", "expert_top3"), 0))
+                want = set(r["want"])
+                named = expert.get(key, ["-", "-", "-"])
+                c["cases"] += 1
+                c["right"] += r["right"]
+                c["top1"] += r["top1"]
+                c["expert_top1"] += named[0] in want
+                c["expert_top3"] += bool(want & set(named))
+                c["clean"] += not r["leaked"]
+                c["right_clean"] += r["right"] and not r["leaked"]
+                if key in first:
+                    c["first"] += 1
+                    c["first_right"] += first[key][1] == "1"
+        out[half] = cells
+    return out
+
+
+def _print_ceiling(out: dict[str, Any]) -> None:
+    for half, cells in out.items():
+        total = sum(c["cases"] for c in cells.values())
+        print(f"{half}: {total} faulty cases")
+        rows = [(LABELS[k], cells[k]) for k in ("S", "I", "A") if k in cells]
+        rows.append(("all", {k: sum(c[k] for c in cells.values()) for k in rows[0][1]}))
+        for label, c in rows:
+            n = c["cases"]
+            line = (f"  {label:<10} {n:>4} ({100 * n / total:.0f}%)  diagnose: right {c['right']}"
+                    f" ({100 * c['right'] / n:.0f}%), top-1 {c['top1']}")
+            if c["clean"] < n:
+                line += f", right without leaked cases {c['right_clean']}/{c['clean']}"
+            if c["first"]:
+                line += (f", at first contact {c['first_right']}/{c['first']}"
+                         f" ({100 * c['first_right'] / c['first']:.0f}%)")
+            line += (f"; blind expert: top-1 {c['expert_top1']} ({100 * c['expert_top1'] / n:.0f}%)"
+                     f", top-3 {c['expert_top3']} ({100 * c['expert_top3'] / n:.0f}%)")
+            print(line)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("set", choices=sorted(p.name for p in ROOT.iterdir() if p.is_dir()))
+    ap.add_argument("set", nargs="?", choices=sorted(p.name for p in ROOT.iterdir() if p.is_dir()))
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="every set, faulty cases split by what their input shows")
     ap.add_argument("--quiet", action="store_true", help="totals only (for the frozen set)")
     args = ap.parse_args(argv)
+    if args.ceiling:
+        out = ceiling()
+        if args.json:
+            json.dump(out, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            _print_ceiling(out)
+        return 0
+    if args.set is None:
+        ap.error("name a set, or give --ceiling")
     folder = ROOT / args.set
     cases = sorted(p.parent for p in folder.glob("*/incident.yaml"))
     rows = [score_case(c) for c in cases]
