@@ -535,6 +535,10 @@ COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^ip\s+(?:-\S+\s+)*a(?:ddr(?:ess)?|d|dd)?(?!\s+(?:add|del|change|replace|flush)\b)"
          r"(?:\s|$)", "ip-addr"),
         (r"^ifconfig\b", "ip-addr"),
+        (r"^ip\s+(?:-\S+\s+)*r(?:o|ou|out|oute)?(?!\s+(?:add|del|delete|change|replace|flush|get"
+         r"|append|prepend|save|restore|monitor)\b)(?:\s|$)", "ip-route"),
+        (r"^(?:vtysh\s+-c\s+['\"]?)?(?:do\s+)?sh(?:o|ow)?\s+ipv?6?\s+ro(?:u|ut|ute)?\b",
+         "ip-route"),
         (r"^lspci\b", "lspci"),
         (r"^(?:mlxconfig|mstconfig)\b", "mlxconfig"),
         (r"^(?:mlxlink|mstlink)\b", "mlxlink"),

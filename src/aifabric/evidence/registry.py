@@ -91,6 +91,7 @@ FAMILY_MODULES: tuple[str, ...] = (
     "nccl_env",
     "iperf3",
     "frr",
+    "routes",
     "netfilter",
     "shm",
     "bonding",

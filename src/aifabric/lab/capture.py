@@ -7,8 +7,9 @@ counters read after it):
 1. traffic (unless ``traffic=False``): ``lab traffic``'s pairwise iperf3 pattern for a few
    seconds, each flow's ``iperf3 --json`` saved on its source server;
 2. every node: ``ip -s -d link show``; ``iptables-save -c`` (filter and mangle);
-3. routers: ``tc -s qdisc show``, ``sysctl`` of the ECMP hash policy and seed, and FRR's
-   ``show bgp summary json`` when FRR routes the lab;
+3. routers: ``tc -s qdisc show``, ``ip -j route show`` (each prefix's ECMP next hops),
+   ``sysctl`` of the ECMP hash policy and seed, and FRR's ``show bgp summary json`` when FRR
+   routes the lab;
 4. servers: ``ping -M do -s <MTU-28>`` (don't fragment, the largest packet the host's MTU
    allows: S11's test) and a 100-packet small ping to every other server's first address;
    routers: the same two pings across every numbered switch-to-switch link, from one end to
@@ -111,6 +112,7 @@ def _node_files(plan: LabPlan, node: LabNode, out: Path) -> int:
     }
     if node.router:
         files["tc-qdisc.txt"] = ["tc", "-s", "qdisc", "show"]
+        files["ip-route.json"] = ["ip", "-j", "route", "show"]
         files["sysctl.txt"] = ["sysctl", "net.ipv4.fib_multipath_hash_policy",
                                "net.ipv4.fib_multipath_hash_fields",
                                "net.ipv4.fib_multipath_hash_seed", "net.ipv4.ip_forward"]

@@ -140,6 +140,7 @@ def host_commands() -> list[tuple[str, tuple[str, ...]]]:
                 "net.ipv4.ip_forward",
             ),
         ),
+        ("ip-route.txt", ("ip", "route", "show")),
         ("proc-limits.txt", ("cat", "/proc/self/limits")),
         ("proc-modules.txt", ("cat", "/proc/modules")),
         ("ldconfig-p.txt", ("ldconfig", "-p")),
