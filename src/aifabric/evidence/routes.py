@@ -196,8 +196,7 @@ def _key_lines(text: str, key: str, offset: int) -> list[int]:
     while (hit := text.find(f'"{key}"', pos)) >= 0:
         line += text.count("\n", pos, hit)
         out.append(line)
-        pos = hit
-        pos += 1
+        pos = hit + 1
     return out
 
 
@@ -272,7 +271,7 @@ def _parse_frr_text(text: str, result: ParseResult) -> None:
 def _settle(route: Route, status: str) -> None:
     if status == "*":
         route.installed = True
-    elif status in "qrot" and status.strip() and route.status is None:
+    elif status in ("q", "r", "o", "t") and route.status is None:
         route.status = status
 
 

@@ -22,8 +22,8 @@ routing table shows it as a prefix spread over fewer next hops than it should be
   ``dead`` (its device is down) or ``linkdown`` (no carrier): that ECMP member forwards
   nothing (``dead``), or nothing once ``ignore_routes_with_linkdown`` is set.
 
-Sources: RFC 7938 (BGP in large-scale data centres: §5.2.2 ECMP over all uplinks, §6.3 a failed
-link withdraws its paths); ip-route(8) and ``RTNH_F_DEAD``/``RTNH_F_LINKDOWN``
+Sources: RFC 7938 (BGP in large-scale data centres: §6.1 basic ECMP over every uplink, §7.4
+the scope of a link failure); ip-route(8) and ``RTNH_F_DEAD``/``RTNH_F_LINKDOWN``
 (include/uapi/linux/rtnetlink.h); FRR's ``show ip route`` status letters (zebra_vty.c).
 """
 
@@ -137,7 +137,7 @@ def _route(rec: Record, ev: Evidence) -> Iterator[Verdict]:
             f"no path through {missing} for it",
             explanation=(
                 "In a leaf-spine fabric a leaf spreads every remote prefix over all its spine "
-                "uplinks (one ECMP member per uplink, RFC 7938 §5.2.2); a prefix that lacks "
+                "uplinks (one ECMP member per uplink, RFC 7938 §6.1); a prefix that lacks "
                 "an uplink another prefix of the same protocol uses has lost that member: "
                 "the BGP session on that link is down, the neighbour does not advertise the "
                 "prefix, or a policy filters it. Its traffic then shares fewer links (S20). "
