@@ -42,6 +42,7 @@ __all__ = [
     "drop_out_of_range",
     "finite_float",
     "finite_or_none",
+    "looks_like_message",
     "mw_to_dbm",
     "parse_number",
     "remap_lines",
@@ -59,6 +60,9 @@ class Record:
     """
 
     record_type: ClassVar[str] = "record"
+    message_line: ClassVar[bool] = False
+    """The record is a message the program printed among its data (an error instead of a
+    value): diagnose reads its line with the signature catalogues."""
 
     line: int
     """1-based line of the input where this record starts (0 when it has no single line)."""
@@ -559,3 +563,16 @@ def remap_lines(result: ParseResult, numbers: list[int]) -> None:
         ParseWarning(at(w.line) if w.line else w.line, w.message, w.text)
         for w in result.warnings
     ]
+
+
+_MESSAGE_RE = re.compile(
+    r"(?i)\b(?:error|errors|fail|failed|failure|unable|cannot|can't|couldn't|not found|lost"
+    r"|too old|warning|warn|fatal|exception|traceback|mismatch|insufficient)\b|UserWarning"
+)
+
+
+def looks_like_message(line: str) -> bool:
+    """A line a tool's structured output does not hold that reads like a message (an error,
+    a warning): a parser keeps it as a record with ``message_line`` set, for diagnose's
+    catalogues, rather than dropping it as a parse warning."""
+    return _MESSAGE_RE.search(line) is not None

@@ -336,6 +336,9 @@ _HEADERS: tuple[tuple[str, str, str], ...] = (
     ("iperf3", "Server listening on ", r"Server listening on \d+"),
     ("rdma-link", "link ", r"link [\w.\-]+/\d+ state [A-Z_]+\b"),
     ("ip", ": <", r"\d+: [\w.\-@]+: <[A-Z_,\-]*>"),
+    ("nvidia-smi", "NVIDIA-SMI ", r"\+-{20,}\+[ \t]*\n[ \t]*\|[ \t]*NVIDIA-SMI \d"),
+    ("nvidia-smi", "NVSMI LOG", r"=+NVSMI LOG=+"),
+    ("collect-env", "PyTorch version", r"PyTorch version[ \t]*:[ \t]*\d"),
 )
 """The first line of a tool's output that no other tool prints: where one tool's output ends
 and the next begins when a paste holds several without prompts between them (``ibstat``
@@ -544,6 +547,9 @@ COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:mlxlink|mstlink)\b", "mlxlink"),
         (r"^tc\s+(?:-\S+\s+)*(?:qdisc|class)\b", "tc"),
         (r"^nvidia-smi\s+topo\b", "nvidia-smi-topo"),
+        (r"^nvidia-smi(?:\s+-(?:q|-query\b|i\s|L\b)|\s*$)", "nvidia-smi"),
+        (r"^(?:python3?\s+(?:-m\s+torch\.utils\.collect_env|\S*collect_env\.py)|vllm\s+"
+         r"collect-env)\b", "collect-env"),
         (r"^rdma\s+(?:-\w+\s+)*stat(?:istic)?\b", "rdma-hw-counters"),
         (r"^rdma\s+(?:-\w+\s+)*dev\b", "rdma-link"),
         (r"^cat\s+/proc/net/bonding/", "proc-bonding"),

@@ -29,6 +29,7 @@ File names are chosen for the readers: ``ip-link.txt`` (kind ``ip-link``, a host
 folds into the server's observed model), ``tc-qdisc.txt`` (``tc``), ``sysctl.txt``
 (``sysctl``), ``lspci.txt`` (``lspci``), ``ibv_devinfo.txt`` (``ibv-devinfo``),
 ``rdma-link.txt`` (``rdma-link``), ``ibdev2netdev.txt``, ``nvidia-smi-topo.txt``,
+``nvidia-smi-q.txt`` (``nvidia-smi``: driver, ECC, remapped rows, PCIe link, NVLink fabric),
 ``proc-modules.txt`` (``proc-modules``: loaded kernel modules), ``ldconfig-p.txt``
 (``ldconfig``: the shared libraries the loader finds, NCCL net plugins among them; run as
 ``/sbin/ldconfig -p`` when ``ldconfig`` is not on the PATH, :data:`FALLBACKS`),
@@ -149,6 +150,7 @@ def host_commands() -> list[tuple[str, tuple[str, ...]]]:
         ("rdma-link.txt", ("rdma", "link")),
         ("ibdev2netdev.txt", ("ibdev2netdev",)),
         ("nvidia-smi-topo.txt", ("nvidia-smi", "topo", "-m")),
+        ("nvidia-smi-q.txt", ("nvidia-smi", "-q")),
         ("iptables-save.txt", ("iptables-save", "-c")),
         ("nccl.conf", ("cat", "/etc/nccl.conf")),
     ]

@@ -371,6 +371,8 @@ def load_evidence(
                     # a part its parser read nothing from is scanned like text: its kind was a
                     # guess (a marker quoted in prose), and nothing it says may be lost
                     _scan(ev, ef, index)
+                elif not part.companion and (said := _message_lines(result)):
+                    _scan(ev, ef, index, only=said)
     for cap in captures:
         ef = EvidenceFile(cap.path, cap.kind, cap.result, cap.lines, cap.subject, cap.numbers)
         ev.files.append(ef)
@@ -379,6 +381,8 @@ def load_evidence(
             ev.items.append(Item(rec, ef, str(getattr(rec, "host", None) or cap.subject), cap.kind))
         if cap.kind in SCANNED_KINDS:
             _scan(ev, ef, index)
+        elif said := _message_lines(cap.result):
+            _scan(ev, ef, index, only=said)
     # derivers live in their own modules and register on import
     from aifabric.checks.diagnose import (  # noqa: F401, PLC0415
         derive_commands,
@@ -512,13 +516,24 @@ def _unprefixed(line: str) -> str:
     return line[m.end() :] if m else line
 
 
-def _scan(ev: Evidence, ef: EvidenceFile, index: SignatureIndex) -> None:
-    """Match the part's lines against the catalogues; keep error-looking lines none explains.
+def _message_lines(result: ParseResult) -> set[int]:
+    """Lines of a structured capture that its parser read as the program's own messages
+    (records with ``message_line`` set: nvidia-smi's ``No devices were found`` beside its
+    table): the catalogues read those lines, not the data around them."""
+    return {r.line for r in result.records if r.message_line}
+
+
+def _scan(
+    ev: Evidence, ef: EvidenceFile, index: SignatureIndex, only: set[int] | None = None
+) -> None:
+    """Match the part's lines (or ``only`` these) against the catalogues; keep error-looking
+    lines none explains.
 
     An error-looking line no entry explains is tried once more joined with the next line
     (:func:`_join_wrapped`), when that line is not recognised on its own either: the message
     may have been wrapped by the paste."""
-    lines = [(n, raw[:MAX_LINE_SCAN]) for n, raw in ef.own_lines() if n not in ef.prompts]
+    lines = [(n, raw[:MAX_LINE_SCAN]) for n, raw in ef.own_lines()
+             if n not in ef.prompts and (only is None or n in only)]  # fmt: skip
     # prompts: the command the user typed ("grep -i error log"), not output
     joined: set[int] = set()
     blocks = _help_blocks(lines) if any("---" in line for _, line in lines) else {}
