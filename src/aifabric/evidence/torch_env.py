@@ -37,7 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from aifabric.evidence.base import ParseResult, Record, looks_like_message
+from aifabric.evidence.base import ParseResult, Record, looks_like_message, remap_lines
+from aifabric.evidence.gpu_topo import parse_nvidia_smi_topo
 from aifabric.evidence.registry import register
 
 __all__ = ["EnvMessage", "TorchEnv", "parse_collect_env"]
@@ -135,9 +136,19 @@ def parse_collect_env(text: str) -> ParseResult:
     res = ParseResult("collect-env")
     env: TorchEnv | None = None
     in_gpus = in_matrix = in_cpu = in_paths = after_rule = False
+    topo: list[tuple[int, str]] | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
         raw = _QUOTE_RE.sub("", line, count=1)  # a report quoted in markdown ("> ")
         s = raw.strip()
+        if topo is not None:
+            km0 = _KEY_RE.match(raw)
+            key0 = km0.group(1).strip() if km0 else None
+            if not (_ENV_RE.match(raw) or (s and set(s) <= {"="})
+                    or key0 in _FIELDS or key0 in _OTHER_KEYS):  # fmt: skip
+                topo.append((lineno, raw))
+                continue
+            _topology(res, topo)
+            topo = None
         if not s:
             in_gpus = in_matrix = in_cpu = in_paths = False
             continue
@@ -162,6 +173,8 @@ def parse_collect_env(text: str) -> ParseResult:
             value = km.group(2)
             in_gpus = key == "GPU models and configuration"
             in_matrix = key in ("GPU Topology", "Legend")
+            if key == "GPU Topology":
+                topo = []  # the matrix, read by the nvidia-smi topo parser
             in_cpu = key == "CPU"
             in_paths = key in ("cuDNN version", "HIP runtime version", "MIOpen runtime version")
             attr = _FIELDS.get(key)
@@ -190,7 +203,22 @@ def parse_collect_env(text: str) -> ParseResult:
                 or s.startswith(("GPU", "NIC"))):  # fmt: skip
             continue  # lscpu/wmic lines, the topology matrix and its legend, variables
         _message(res, lineno, raw)
+    if topo is not None:
+        _topology(res, topo)
     return res
+
+
+def _topology(res: ParseResult, lines: list[tuple[int, str]]) -> None:
+    """vLLM's ``GPU Topology`` section: ``nvidia-smi topo -m``'s matrix and legends, parsed by
+    that kind's parser, its records and warnings renumbered to the report's lines."""
+    while lines and not lines[-1][1].strip():
+        lines.pop()
+    if not lines:
+        return
+    sub = parse_nvidia_smi_topo("\n".join(raw for _, raw in lines))
+    remap_lines(sub, [n for n, _ in lines])
+    res.records.extend(sub.records)
+    res.warnings.extend(sub.warnings)
 
 
 def _message(res: ParseResult, lineno: int, raw: str, preamble: bool = False) -> None:

@@ -126,3 +126,15 @@ def test_nccl_wheel_of_another_cuda_major(tmp_path: Path) -> None:
     res = parse_text(text, "collect-env")
     [env] = res.of_type(TorchEnv)
     assert env.nccl_wheels == ["nvidia-nccl-cu11==2.14.3", "nvidia-nccl-cu12==2.21.5"]
+
+
+def test_vllm_topology_section_is_read_as_a_matrix() -> None:
+    from aifabric.evidence.gpu_topo import GpuTopology
+
+    case = next(c for c in CASES if c.name == "vllm-22372-cu128-b200-topology")
+    res = case.parse()
+    [topo] = res.of_type(GpuTopology)
+    assert topo.gpus == [f"GPU{i}" for i in range(8)]
+    assert topo.link("GPU0", "GPU1") == "NV18"
+    lines = case.text().splitlines()
+    assert lines[topo.line - 1].lstrip().startswith("GPU0")
