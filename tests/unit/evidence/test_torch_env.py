@@ -12,6 +12,7 @@ import pytest
 from aifabric.checks.diagnose import diagnose, load_evidence
 from aifabric.checks.diagnose.verdicts_gpu import driver_tuple, min_driver
 from aifabric.evidence import detect_kind, parse_text
+from aifabric.evidence.gpu_topo import GpuTopology
 from aifabric.evidence.torch_env import EnvMessage, TorchEnv
 
 from .fixtures import Case, all_cases, assert_garbage_line_is_one_warning
@@ -129,8 +130,6 @@ def test_nccl_wheel_of_another_cuda_major(tmp_path: Path) -> None:
 
 
 def test_vllm_topology_section_is_read_as_a_matrix() -> None:
-    from aifabric.evidence.gpu_topo import GpuTopology
-
     case = next(c for c in CASES if c.name == "vllm-22372-cu128-b200-topology")
     res = case.parse()
     [topo] = res.of_type(GpuTopology)
