@@ -208,6 +208,7 @@ _GPU_ROW_RE = re.compile(
 _NUM_RE = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 _MIB_RE = re.compile(r"^(\d+(?:\.\d+)?)[ \t]*MiB$")
 _BUS_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$")
+_BUS_HEAD_RE = re.compile(r"^[0-9A-Fa-f]{4,8}:(?:[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{0,2})?)?$")
 _GPU_Q_RE = re.compile(r"^GPU[ \t]++([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])[ \t]*$")
 _TIMESTAMP_RE = re.compile(r"^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$")
 _UNKNOWN = {"N/A", "[N/A]", "[Not Supported]", "Not Supported", "[Unknown Error]",
@@ -286,13 +287,13 @@ def _gpu_first_row(cells: list[str], lineno: int, t: _Table) -> GpuState | None:
     if len(head) < 2 or not head[0].isdigit():
         return None
     bus = cells[1].split()
-    if not bus or not (_BUS_RE.match(bus[0]) or bus[0] == "ERR!"):
-        return None
+    if not bus or not (_BUS_RE.match(bus[0]) or _BUS_HEAD_RE.match(bus[0]) or bus[0] == "ERR!"):
+        return None  # (a Bus-Id cut short by the poster, "00000000:", still starts a GPU)
     persistence = head[-1] if head[-1] in _PERSISTENCE and len(head) > 2 else None
     name_tokens = head[1:-1] if persistence is not None else head[1:]
     gpu = GpuState(
         line=lineno, form="table", index=int(head[0]), name=" ".join(name_tokens) or None,
-        bus_id=bus[0] if bus[0] != "ERR!" else None,
+        bus_id=bus[0] if _BUS_RE.match(bus[0]) else None,
         driver_version=t.driver.driver_version, cuda_version=t.driver.cuda_version,
         persistence=persistence,
     )
@@ -593,6 +594,18 @@ def _csv_row(res: ParseResult, header: list[str], driver: SmiDriver, lineno: int
     if gpu.driver_version is not None and driver.driver_version is None:
         driver.driver_version = gpu.driver_version
     gpu.driver_version = gpu.driver_version or driver.driver_version
+    key = gpu.bus_id or (str(gpu.index) if gpu.index is not None else None)
+    seen = next((g for g in res.records if isinstance(g, GpuState) and g.form == "csv"
+                 and g.line >= driver.line and key is not None
+                 and (g.bus_id or (str(g.index) if g.index is not None else None)) == key),
+                None)  # fmt: skip
+    if seen is not None:
+        # another sample of a GPU already read (nvidia-smi --query-gpu ... -l N): one GPU,
+        # its latest values, every field that failed in any sample
+        errors = [e for e in seen.errors if e not in gpu.errors] + gpu.errors
+        res.records[res.records.index(seen)] = gpu
+        gpu.line, gpu.end_line, gpu.errors = seen.line, lineno, errors
+        return True
     driver.gpus += 1
     res.records.append(gpu)
     return True

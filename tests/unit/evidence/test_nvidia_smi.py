@@ -253,3 +253,34 @@ def test_process_rows_with_and_without_gi_ci() -> None:
     assert [(p.gpu, p.pid, p.type) for p in old.of_type(GpuProcess)] == [(0, 2156, "G")]
     [drv] = old.of_type(SmiDriver)
     assert drv.cuda_version is None
+
+
+def test_csv_samples_of_one_gpu_are_one_gpu() -> None:
+    """``nvidia-smi --query-gpu=... --format=csv -l 1`` repeats a row per GPU per second."""
+    text = "\n".join([
+        "index, temperature.gpu, utilization.gpu [%], pstate, power.draw [W]",
+        "0, 56, 26 %, P3, 83.92 W",
+        "0, 55, 25 %, P3, 78.22 W",
+        "1, 40, 0 %, P8, ERR!",
+        "0, 56, 24 %, P3, 84.77 W",
+        "1, 41, 0 %, P8, 9.10 W",
+    ])  # fmt: skip
+    res = parse_text(text, "nvidia-smi", "csv")
+    assert res.warnings == []
+    gpus = res.of_type(GpuState)
+    assert [(g.index, g.utilization_pct, g.power_w) for g in gpus] == [(0, 24.0, 84.77),
+                                                                       (1, 0.0, 9.1)]
+    assert gpus[1].errors == ["power.draw"]  # a field that failed in any sample stays failed
+    [drv] = res.of_type(SmiDriver)
+    assert drv.gpus == 2
+
+
+def test_a_bus_id_cut_short_still_starts_a_gpu() -> None:
+    table = "\n".join([
+        "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |",
+        "|   3  NVIDIA A100-SXM4-80GB          On  | 00000000: Off |                   On |",
+        "| N/A   33C    P0              85W / 400W |                  N/A |     N/A      Default |",
+        "|                                         |                      |              Enabled |",
+    ])  # fmt: skip
+    [gpu] = parse_text(table, "nvidia-smi", "t").of_type(GpuState)
+    assert (gpu.index, gpu.bus_id, gpu.mig_mode, gpu.power_w) == (3, None, "Enabled", 85.0)

@@ -137,3 +137,13 @@ def test_vllm_topology_section_is_read_as_a_matrix() -> None:
     assert topo.link("GPU0", "GPU1") == "NV18"
     lines = case.text().splitlines()
     assert lines[topo.line - 1].lstrip().startswith("GPU0")
+
+
+def test_macos_cuda_driver_is_not_judged_against_linux_drivers(tmp_path: Path) -> None:
+    """macOS's CUDA driver reports its own version (``1.1.0``), not a Linux driver release."""
+    case = next(c for c in CASES if c.name == "pytorch-43058-cu102-driver-418")
+    text = case.text().replace("Nvidia driver version: 418.67", "Nvidia driver version: 1.1.0")
+    assert text != case.text()
+    path = tmp_path / "mac.txt"
+    path.write_text(text, encoding="utf-8")
+    assert not [f for f in _findings(path) if f[0] == "diagnose.torch-driver-too-old"]

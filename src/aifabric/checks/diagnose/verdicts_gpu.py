@@ -91,6 +91,9 @@ notes' driver table); before it each release needs the driver it shipped with (t
 notes' table: 10.2 >= 440.33 ... 8.0 >= 367.48). Windows drivers are numbered differently and
 are not judged."""
 _FABRIC_OK = {"completed", "success", "n/a", "not supported", "none"}
+_FIRST_DRIVER = 100
+"""No Linux NVIDIA driver release is numbered below this: a smaller "driver version" is another
+platform's CUDA driver (macOS prints ``1.1.0``), not comparable with :data:`MIN_DRIVER`."""
 _BUSY_PCT = 10.0
 """Utilisation above which a GPU is busy enough to run its PCIe link at full generation."""
 
@@ -421,11 +424,12 @@ def _torch_env(rec: Record, ev: Evidence) -> Iterator[Verdict]:
 
 
 def _torch_driver(rec: TorchEnv) -> Iterator[Verdict]:
-    if rec.os is not None and "windows" in rec.os.lower():
-        return  # Windows drivers are numbered differently: MIN_DRIVER is Linux's
+    os_name = (rec.os or "").lower()
+    if any(w in os_name for w in ("windows", "mac", "darwin")):
+        return  # Windows and macOS number their drivers differently: MIN_DRIVER is Linux's
     need = min_driver(rec.cuda_build)
     have = driver_tuple(rec.driver_version)
-    if need is None or have is None or have >= need:
+    if need is None or have is None or have >= need or have[0] < _FIRST_DRIVER:
         return
     unavailable = rec.cuda_available is False
     yield Verdict(
