@@ -348,6 +348,12 @@ server banners (``iperf_client_api.c``, ``iperf_server_api.c``), an ``rdma link`
 the ``N: name: <FLAGS>`` line of ``ip link``/``ip addr`` (one pseudo-kind: which of the two is
 decided when the part is parsed) start a tool's output; lines of the same kind in a row cut
 nothing."""
+_STANDALONE_HEADERS = frozenset({"nvidia-smi", "collect-env"})
+"""Kinds whose header no other output prints and nothing of their own precedes (nvidia-smi's
+boxed ``NVIDIA-SMI`` line, the report's ``PyTorch version:``): the lines above it belong to
+something else (an NCCL log, a traceback) even when no other known header is in the file."""
+_STAMP_RE = re.compile(r"^[ \t]*+(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}|"
+                       r"Collecting environment information\.{3})[ \t]*+$")  # fmt: skip
 _HEADER_RE = re.compile(
     "|".join(f"(?P<h{i}>^[ \t]*{start})" for i, (_, _, start) in enumerate(_HEADERS)),
     re.MULTILINE,
@@ -359,7 +365,8 @@ def _header_cuts(text: str) -> list[int]:
     differs from the previous header's (the first header starts nothing: what is above it is its
     prompt or prose). Empty unless headers of at least two kinds are present; the literal test
     first keeps this to a few substring searches for the usual one-tool file."""
-    if sum(1 for _, literal, _ in _HEADERS if literal in text) < 2:
+    present = {kind for kind, literal, _ in _HEADERS if literal in text}
+    if len(present) < 2 and not present & _STANDALONE_HEADERS:
         return []
     found: list[tuple[int, str]] = []
     idx, pos = 0, 0
@@ -367,9 +374,14 @@ def _header_cuts(text: str) -> list[int]:
         idx += text.count("\n", pos, m.start())
         pos = m.start()
         found.append((idx, _HEADERS[int(str(m.lastgroup)[1:])][0]))
-    if len({k for _, k in found}) < 2:
+    if not found:
         return []
-    return [i for (i, k), (_, prev) in zip(found[1:], found, strict=False) if k != prev]
+    cuts = [i for (i, k), (_, prev) in zip(found[1:], found, strict=False) if k != prev]
+    if found[0][0] > 0 and found[0][1] in _STANDALONE_HEADERS:
+        above = text.split("\n", found[0][0])[: found[0][0]]
+        if any(line.strip() and not _STAMP_RE.match(line) for line in above):
+            cuts.insert(0, found[0][0])  # another tool's output (or prose) above the table
+    return cuts if len({k for _, k in found}) >= 2 or cuts[:1] == [found[0][0]] else []
 
 
 def _split_headers(seg: Segment) -> list[Segment]:

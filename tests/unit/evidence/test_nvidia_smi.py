@@ -8,6 +8,7 @@ renders tables in two drivers' layouts from drawn values and reads them back.
 # ruff: noqa: E501  (the rendered tables keep nvidia-smi's own widths)
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from aifabric.evidence import detect_kind, parse_text
 from aifabric.evidence.nvidia_smi import GpuProcess, GpuState, SmiDriver
+from aifabric.evidence.paste import parse_paste
 
 from .fixtures import Case, all_cases, assert_garbage_line_is_one_warning
 
@@ -284,3 +286,19 @@ def test_a_bus_id_cut_short_still_starts_a_gpu() -> None:
     ])  # fmt: skip
     [gpu] = parse_text(table, "nvidia-smi", "t").of_type(GpuState)
     assert (gpu.index, gpu.bus_id, gpu.mig_mode, gpu.power_w) == (3, None, "Enabled", 85.0)
+
+
+def test_a_table_after_another_tools_output_is_its_own_part() -> None:
+    """An NCCL log, then nvidia-smi's timestamp and table with no prompt between them: the
+    boxed NVIDIA-SMI header starts a part of its own even though the log has no known header."""
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
+    log = (fixtures / "nccl-log" / "irdma-roce-ibext-plugin" / "input.txt").read_text()
+    table = (fixtures / "nvidia-smi" / "nvgpu-15-titanxp-450" / "input.txt").read_text()
+    parts = parse_paste(log + table)
+    assert [p.kind for p in parts] == ["nccl-log", "nvidia-smi"]
+    n_log = len(log.splitlines())
+    assert parts[1].numbers[0] == n_log + 2  # the timestamp line stays above the box
+    [drv] = [r for r in parts[1].result.records if isinstance(r, SmiDriver)]  # type: ignore[union-attr]
+    assert drv.driver_version == "450.57"
+    # the table alone, or after its own timestamp line only, is not cut
+    assert [p.kind for p in parse_paste(table)] == ["nvidia-smi"]
