@@ -570,8 +570,10 @@ _CSV_FLOAT = {"temperature_c", "power_w", "power_cap_w", "memory_used_mib", "mem
 _CSV_BOOL = {"retired_pages_pending", "remapped_rows_pending", "remapping_failed"}
 
 
-def _csv_row(res: ParseResult, header: list[str], driver: SmiDriver, lineno: int,
-             raw: str) -> bool:  # fmt: skip
+def _csv_row(res: ParseResult, header: list[str], driver: SmiDriver, samples: dict[str, int],
+             lineno: int, raw: str) -> bool:  # fmt: skip
+    """One data row of a CSV query; ``samples``: GPU (Bus-Id or index) → its record's place in
+    ``res.records`` for this header's rows."""
     cells = [c.strip() for c in raw.split(",")]
     if len(cells) != len(header):
         return False
@@ -595,17 +597,18 @@ def _csv_row(res: ParseResult, header: list[str], driver: SmiDriver, lineno: int
         driver.driver_version = gpu.driver_version
     gpu.driver_version = gpu.driver_version or driver.driver_version
     key = gpu.bus_id or (str(gpu.index) if gpu.index is not None else None)
-    seen = next((g for g in res.records if isinstance(g, GpuState) and g.form == "csv"
-                 and g.line >= driver.line and key is not None
-                 and (g.bus_id or (str(g.index) if g.index is not None else None)) == key),
-                None)  # fmt: skip
-    if seen is not None:
+    at = samples.get(key) if key is not None else None
+    if at is not None:
         # another sample of a GPU already read (nvidia-smi --query-gpu ... -l N): one GPU,
         # its latest values, every field that failed in any sample
+        seen = res.records[at]
+        assert isinstance(seen, GpuState)
         errors = [e for e in seen.errors if e not in gpu.errors] + gpu.errors
-        res.records[res.records.index(seen)] = gpu
+        res.records[at] = gpu
         gpu.line, gpu.end_line, gpu.errors = seen.line, lineno, errors
         return True
+    if key is not None:
+        samples[key] = len(res.records)
     driver.gpus += 1
     res.records.append(gpu)
     return True
@@ -640,6 +643,8 @@ def parse_nvidia_smi(text: str) -> ParseResult:
     query: _Query | None = None
     csv_header: list[str] | None = None
     csv_driver: SmiDriver | None = None
+    csv_samples: dict[str, int] = {}
+    flat = _FLAT_RE.search(text) is None  # a -q paste that lost its indentation
     for lineno, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s or s.startswith("```") or _TIMESTAMP_RE.match(s) or _is_command(s):
@@ -659,7 +664,7 @@ def parse_nvidia_smi(text: str) -> ParseResult:
                 _query_end(query)
             driver = SmiDriver(line=lineno, form="query")
             res.records.append(driver)
-            query = _Query(driver, flat=_FLAT_RE.search(text) is None)
+            query = _Query(driver, flat=flat)
             table, csv_header = None, None
             continue
         if _CSV_FIELD_RE.match(raw) and any(h in s for h in _CSV_HINTS):
@@ -667,7 +672,7 @@ def parse_nvidia_smi(text: str) -> ParseResult:
             if any(h in _CSV_FIELDS or h.startswith(_CSV_HINTS) for h in header):
                 csv_driver = SmiDriver(line=lineno, form="csv")
                 res.records.append(csv_driver)
-                csv_header, table, query = header, None, None
+                csv_header, csv_samples, table, query = header, {}, None, None
                 continue
         if query is None and table is None and csv_header is None and _cells(raw) is not None and (
             any(w in s for w in _COLUMN_WORDS) or _GPU_ROW_RE.match(raw)
@@ -684,7 +689,7 @@ def parse_nvidia_smi(text: str) -> ParseResult:
             res.records.append(driver)
             query = _Query(driver, fragment=not s.startswith(("Driver Version", "Attached",
                                                                 "GPU ")),
-                           flat=_FLAT_RE.search(text) is None)  # fmt: skip
+                           flat=flat)  # fmt: skip
         if table is not None and _table_line(res, table, lineno, raw):
             continue
         if table is None and query is None and _is_rule(raw):
@@ -692,7 +697,7 @@ def parse_nvidia_smi(text: str) -> ParseResult:
         if query is not None and _query_line(res, query, lineno, raw):
             continue
         if csv_header is not None and csv_driver is not None and _csv_row(
-            res, csv_header, csv_driver, lineno, raw
+            res, csv_header, csv_driver, csv_samples, lineno, raw
         ):
             continue
         if any(m in s for m in _MESSAGES) or looks_like_message(s):

@@ -310,25 +310,37 @@ def _subject(rec: Record, ev: Evidence) -> str | None:
     return item.subject if item is not None else None
 
 
+def _cuda_builds(ev: Evidence) -> dict[str, set[str]]:
+    """CUDA release each NCCL or PyTorch of the input was built for → the subjects that show
+    it; computed once per evidence (a bundle has one nvidia-smi capture per host)."""
+    idx = _index(ev)
+    key = ("cuda-builds", 0)
+    memo = idx.memo.get(key)
+    if memo is None:
+        builds: dict[str, set[str]] = {}
+        for item in ev.items:
+            other = item.record
+            cuda = (other.cuda if isinstance(other, NcclVersion)
+                    else other.cuda_build if isinstance(other, TorchEnv) else None)  # fmt: skip
+            if cuda:
+                builds.setdefault(cuda, set()).add(item.subject)
+        memo = builds
+        idx.memo[key] = memo
+    assert isinstance(memo, dict)
+    return memo
+
+
 def _cuda_too_old(rec: SmiDriver, ev: Evidence) -> Iterator[Verdict]:
     driver = cuda_major_minor(rec.cuda_version)
     if driver is None:
         return
+    builds = _cuda_builds(ev)
     me = _subject(rec, ev)
-    builds: dict[str, int] = {}
-    same_host = False
-    for item in ev.items:
-        other = item.record
-        cuda = (other.cuda if isinstance(other, NcclVersion)
-                else other.cuda_build if isinstance(other, TorchEnv) else None)  # fmt: skip
-        if cuda:
-            if item.subject == me:
-                same_host = True
-            builds.setdefault(cuda, other.line)
     newer = [(v, cuda_major_minor(v)) for v in builds]
     major = sorted(v for v, mm in newer if mm is not None and mm[0] > driver[0])
     minor = sorted(v for v, mm in newer if mm is not None and mm[0] == driver[0]
                    and mm[1] > driver[1])  # fmt: skip
+    same_host = any(me in builds[v] for v in major or minor)
     if major:
         yield Verdict(
             id="diagnose.cuda-driver-too-old",
